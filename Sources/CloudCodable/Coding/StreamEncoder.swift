@@ -1,0 +1,348 @@
+import Foundation
+
+/// Writes a nested value straight to JSON, without building a tree: the fast
+/// path for structs stored in `BYTES` fields.
+///
+/// Codable lets a caller keep a container and write to it after a sibling,
+/// or write a key twice; JSON written front to back cannot follow that. The
+/// stream encoder therefore checks that containers are used in nesting
+/// order and keys are not repeated, and when either is broken it gives up
+/// (``Result/fallback``) and the caller encodes the value again with
+/// ``TreeEncoder``. The same happens for an unkeyed root, whose elements
+/// may form a list field, and for large objects, where checking keys
+/// linearly would be slow.
+final class StreamEncoder: Encoder {
+    enum Result {
+        /// The root was a single value (a raw-value enum, a wrapper).
+        case scalar(EncodedNode)
+        /// The root was a keyed container, written as JSON.
+        case json(Data)
+        /// The value must be encoded again with ``TreeEncoder``.
+        case fallback
+    }
+
+    private struct Frame {
+        var serial: Int
+        var isObject: Bool
+        var count: Int
+        var keyStart: Int
+    }
+
+    /// Objects with more keys than this go through the tree encoder, whose
+    /// duplicate check is a hash lookup.
+    private static let maximumStreamedKeys = 32
+
+    // One encoder serves one call of `encodeRoot` at a time.
+    @exclusivity(unchecked) var writer = JSONWriter(capacity: 128)
+    @exclusivity(unchecked) private var stack: [Frame] = []
+    @exclusivity(unchecked) private var keys: [String] = []
+    private var nextSerial = 0
+    private var expectingValue = false
+    private var failed = false
+    private var rootScalar: EncodedNode?
+    private(set) var path = CodingPath()
+
+    var codingPath: [any CodingKey] { path.keys }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init() {
+        stack.reserveCapacity(8)
+        keys.reserveCapacity(16)
+    }
+
+    /// Encodes `value` as the root of a nested value at `path`.
+    func encodeRoot<T: Encodable>(_ value: T, path: CodingPath) throws -> Result {
+        writer.removeAll()
+        stack.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
+        expectingValue = true
+        failed = false
+        rootScalar = nil
+        self.path = path
+        try value.encode(to: self)
+        if failed { return .fallback }
+        if writer.isEmpty { return .scalar(rootScalar ?? .null) }
+        closeFrames(above: 0)
+        return .json(writer.withUnsafeBytes { Data($0) })
+    }
+
+    // MARK: Encoder
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let serial = open(isObject: true)
+        return KeyedEncodingContainer(StreamKeyedEncodingContainer<Key>(encoder: self, serial: serial, path: path))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        // An unkeyed root may become a list field; only the tree can tell.
+        if stack.isEmpty && writer.isEmpty { failed = true }
+        let serial = open(isObject: false)
+        return StreamUnkeyedEncodingContainer(encoder: self, serial: serial, path: path)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        if !expectingValue { failed = true }
+        return StreamSingleValueEncodingContainer(encoder: self)
+    }
+
+    // MARK: Structure
+
+    /// Opens a container for the value being written; any other use (a
+    /// second container for the same value) gives up.
+    private func open(isObject: Bool) -> Int {
+        nextSerial &+= 1
+        guard expectingValue, !failed else {
+            failed = true
+            return -1
+        }
+        expectingValue = false
+        writer.append(byte: isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
+        stack.append(Frame(serial: nextSerial, isObject: isObject, count: 0, keyStart: keys.count))
+        return nextSerial
+    }
+
+    private func closeFrames(above depth: Int) {
+        while stack.count > depth {
+            let frame = stack.removeLast()
+            writer.append(byte: frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+            keys.removeSubrange(frame.keyStart...)
+        }
+    }
+
+    /// Makes the container `serial` the innermost open one, closing the
+    /// containers its earlier members left open. `false` when it was closed.
+    private func activate(_ serial: Int) -> Bool {
+        guard !failed, !expectingValue else {
+            failed = true
+            return false
+        }
+        if stack.last?.serial == serial { return true }
+        guard let depth = stack.lastIndex(where: { $0.serial == serial }) else {
+            failed = true
+            return false
+        }
+        closeFrames(above: depth + 1)
+        return true
+    }
+
+    /// Writes the separator and key of a new member of object `serial`.
+    func beginMember(_ serial: Int, _ key: String) -> Bool {
+        guard activate(serial) else { return false }
+        let top = stack.count - 1
+        let frame = stack[top]
+        if frame.count >= Self.maximumStreamedKeys {
+            failed = true
+            return false
+        }
+        for i in frame.keyStart..<keys.count where keys[i] == key {
+            failed = true
+            return false
+        }
+        if frame.count > 0 { writer.append(byte: UInt8(ascii: ",")) }
+        writer.appendString(key)
+        writer.append(byte: UInt8(ascii: ":"))
+        keys.append(key)
+        stack[top].count += 1
+        expectingValue = true
+        return true
+    }
+
+    /// Writes the separator before a new element of array `serial`.
+    func beginElement(_ serial: Int) -> Bool {
+        guard activate(serial) else { return false }
+        let top = stack.count - 1
+        if stack[top].count > 0 { writer.append(byte: UInt8(ascii: ",")) }
+        stack[top].count += 1
+        expectingValue = true
+        return true
+    }
+
+    /// The number of elements written to array `serial`.
+    func count(of serial: Int) -> Int {
+        stack.last(where: { $0.serial == serial })?.count ?? 0
+    }
+
+    // MARK: Values
+
+    /// Writes a scalar where a value is expected.
+    func write(_ node: EncodedNode) {
+        guard expectingValue, !failed else {
+            failed = true
+            return
+        }
+        expectingValue = false
+        if stack.isEmpty && writer.isEmpty {
+            rootScalar = node
+        } else {
+            node.writeJSON(to: &writer)
+        }
+    }
+
+    /// Writes any value where a value is expected.
+    func write<T: Encodable>(_ value: T, path: @autoclosure () -> CodingPath) throws {
+        if let node = try TreeEncoder.knownNode(value, path: path()) {
+            write(node)
+            return
+        }
+        let depth = stack.count
+        let outer = self.path
+        self.path = path()
+        defer { self.path = outer }
+        try value.encode(to: self)
+        if failed { return }
+        if expectingValue {
+            // The value asked for no container: JSONEncoder writes `{}`.
+            expectingValue = false
+            writer.appendRaw("{}")
+        }
+        closeFrames(above: depth)
+    }
+}
+
+struct StreamKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let encoder: StreamEncoder
+    let serial: Int
+    let path: CodingPath
+    var codingPath: [any CodingKey] { path.keys }
+
+    @inline(__always)
+    private func put(_ key: Key, _ node: @autoclosure () throws -> EncodedNode) rethrows {
+        guard encoder.beginMember(serial, key.stringValue) else { return }
+        encoder.write(try node())
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { put(key, .null) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { put(key, .bool(value)) }
+    mutating func encode(_ value: String, forKey key: Key) throws { put(key, .string(value)) }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        try put(key, .double(try FieldConversion.finite(value, codingPath: path.appending(key).keys)))
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        try put(key, .float(Float(try FieldConversion.finite(Double(value), codingPath: path.appending(key).keys))))
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws { put(key, .int(Int64(value))) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { put(key, .int(Int64(value))) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { put(key, .int(Int64(value))) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { put(key, .int(Int64(value))) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { put(key, .int(value)) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { put(key, .unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { put(key, .int(Int64(value))) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { put(key, .int(Int64(value))) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { put(key, .int(Int64(value))) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { put(key, .unsigned(value)) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        guard encoder.beginMember(serial, key.stringValue) else { return }
+        try encoder.write(value, path: path.appending(key))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey>
+    {
+        _ = encoder.beginMember(serial, key.stringValue)
+        let nested = encoder.container(keyedBy: NestedKey.self)
+        return nested
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        _ = encoder.beginMember(serial, key.stringValue)
+        return encoder.unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder { giveUp() }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { giveUp() }
+
+    /// Super-encoders write after their parent moves on; only the tree can hold that.
+    private func giveUp() -> any Encoder {
+        _ = encoder.beginMember(-1, "")
+        return TreeEncoder(path: path)
+    }
+}
+
+struct StreamUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+    let encoder: StreamEncoder
+    let serial: Int
+    let path: CodingPath
+    var codingPath: [any CodingKey] { path.keys }
+    var count: Int { encoder.count(of: serial) }
+
+    @inline(__always)
+    private func put(_ node: @autoclosure () throws -> EncodedNode) rethrows {
+        guard encoder.beginElement(serial) else { return }
+        encoder.write(try node())
+    }
+
+    mutating func encodeNil() throws { put(.null) }
+    mutating func encode(_ value: Bool) throws { put(.bool(value)) }
+    mutating func encode(_ value: String) throws { put(.string(value)) }
+    mutating func encode(_ value: Double) throws {
+        try put(.double(try FieldConversion.finite(value, codingPath: path.appending(index: count).keys)))
+    }
+    mutating func encode(_ value: Float) throws {
+        try put(.float(Float(try FieldConversion.finite(Double(value), codingPath: path.appending(index: count).keys))))
+    }
+    mutating func encode(_ value: Int) throws { put(.int(Int64(value))) }
+    mutating func encode(_ value: Int8) throws { put(.int(Int64(value))) }
+    mutating func encode(_ value: Int16) throws { put(.int(Int64(value))) }
+    mutating func encode(_ value: Int32) throws { put(.int(Int64(value))) }
+    mutating func encode(_ value: Int64) throws { put(.int(value)) }
+    mutating func encode(_ value: UInt) throws { put(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt8) throws { put(.int(Int64(value))) }
+    mutating func encode(_ value: UInt16) throws { put(.int(Int64(value))) }
+    mutating func encode(_ value: UInt32) throws { put(.int(Int64(value))) }
+    mutating func encode(_ value: UInt64) throws { put(.unsigned(value)) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        let elementPath = path.appending(index: count)
+        guard encoder.beginElement(serial) else { return }
+        try encoder.write(value, path: elementPath)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+        -> KeyedEncodingContainer<NestedKey>
+    {
+        _ = encoder.beginElement(serial)
+        return encoder.container(keyedBy: NestedKey.self)
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        _ = encoder.beginElement(serial)
+        return encoder.unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        _ = encoder.beginElement(-1)
+        return TreeEncoder(path: path)
+    }
+}
+
+struct StreamSingleValueEncodingContainer: SingleValueEncodingContainer {
+    let encoder: StreamEncoder
+    var codingPath: [any CodingKey] { encoder.codingPath }
+
+    mutating func encodeNil() throws { encoder.write(.null) }
+    mutating func encode(_ value: Bool) throws { encoder.write(.bool(value)) }
+    mutating func encode(_ value: String) throws { encoder.write(.string(value)) }
+    mutating func encode(_ value: Double) throws {
+        encoder.write(.double(try FieldConversion.finite(value, codingPath: codingPath)))
+    }
+    mutating func encode(_ value: Float) throws {
+        encoder.write(.float(Float(try FieldConversion.finite(Double(value), codingPath: codingPath))))
+    }
+    mutating func encode(_ value: Int) throws { encoder.write(.int(Int64(value))) }
+    mutating func encode(_ value: Int8) throws { encoder.write(.int(Int64(value))) }
+    mutating func encode(_ value: Int16) throws { encoder.write(.int(Int64(value))) }
+    mutating func encode(_ value: Int32) throws { encoder.write(.int(Int64(value))) }
+    mutating func encode(_ value: Int64) throws { encoder.write(.int(value)) }
+    mutating func encode(_ value: UInt) throws { encoder.write(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt8) throws { encoder.write(.int(Int64(value))) }
+    mutating func encode(_ value: UInt16) throws { encoder.write(.int(Int64(value))) }
+    mutating func encode(_ value: UInt32) throws { encoder.write(.int(Int64(value))) }
+    mutating func encode(_ value: UInt64) throws { encoder.write(.unsigned(value)) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        // A wrapper forwards to its value at the same place.
+        if let node = try TreeEncoder.knownNode(value, path: encoder.path) {
+            encoder.write(node)
+        } else {
+            try value.encode(to: encoder)
+        }
+    }
+}

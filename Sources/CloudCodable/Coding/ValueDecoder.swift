@@ -1,0 +1,304 @@
+import Foundation
+
+/// The `Decoder` for values below a record's top level: a field's value, an
+/// element of a list field, or JSON held in a `BYTES` field.
+final class ValueDecoder: Decoder {
+    let value: DecodedValue
+    let path: CodingPath
+    var codingPath: [any CodingKey] { path.keys }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(value: DecodedValue, path: CodingPath) {
+        self.value = value
+        self.path = path
+    }
+
+    /// The JSON inside a `BYTES` field, or the JSON value itself.
+    private func json() throws -> JSONValue? {
+        switch value {
+        case .json(let json): return json
+        case .field(.bytes(let data)):
+            do {
+                return try JSONParser.parse(data)
+            } catch {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: codingPath,
+                        debugDescription: "the BYTES field does not hold valid JSON: \(error)",
+                        underlyingError: error))
+            }
+        case .field: return nil
+        }
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard case .object(let members)? = try json() else {
+            throw value.mismatch([String: Any].self, codingPath)
+        }
+        return KeyedDecodingContainer(JSONKeyedDecodingContainer<Key>(members: members, path: path))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        if case .field(let field) = value, let list = FieldList(field) {
+            return ListUnkeyedDecodingContainer(list: list, path: path)
+        }
+        guard case .array(let elements)? = try json() else {
+            throw value.mismatch([Any].self, codingPath)
+        }
+        return JSONUnkeyedDecodingContainer(elements: elements, path: path)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        ValueSingleValueDecodingContainer(decoder: self)
+    }
+}
+
+struct ValueSingleValueDecodingContainer: SingleValueDecodingContainer {
+    let decoder: ValueDecoder
+    var codingPath: [any CodingKey] { decoder.codingPath }
+    private var value: DecodedValue { decoder.value }
+
+    func decodeNil() -> Bool { value.isNull }
+    func decode(_ type: Bool.Type) throws -> Bool { try value.bool(codingPath) }
+    func decode(_ type: String.Type) throws -> String { try value.string(codingPath) }
+    func decode(_ type: Double.Type) throws -> Double { try value.double(codingPath) }
+    func decode(_ type: Float.Type) throws -> Float { try value.float(codingPath) }
+    func decode(_ type: Int.Type) throws -> Int { try value.integer(codingPath) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try value.integer(codingPath) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try value.integer(codingPath) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try value.integer(codingPath) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try value.integer(codingPath) }
+    func decode(_ type: UInt.Type) throws -> UInt { try value.integer(codingPath) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try value.integer(codingPath) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try value.integer(codingPath) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try value.integer(codingPath) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try value.integer(codingPath) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try value.decode(T.self, path: decoder.path) }
+}
+
+// MARK: - JSON objects and arrays
+
+struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let members: [JSONMember]
+    let path: CodingPath
+    /// Built for large objects (dictionaries), where a linear search per
+    /// key would be quadratic. The last of duplicate keys wins, as in `JSONDecoder`.
+    private let index: [String: Int]?
+
+    init(members: [JSONMember], path: CodingPath) {
+        self.members = members
+        self.path = path
+        if members.count > 16 {
+            var index = [String: Int](minimumCapacity: members.count)
+            for (i, member) in members.enumerated() { index[member.key] = i }
+            self.index = index
+        } else {
+            index = nil
+        }
+    }
+
+    var codingPath: [any CodingKey] { path.keys }
+    var allKeys: [Key] { members.compactMap { Key(stringValue: $0.key) } }
+
+    private func lookup(_ key: Key) -> JSONValue? {
+        let name = key.stringValue
+        if let index { return index[name].map { members[$0].value } }
+        for member in members.reversed() where member.key == name { return member.value }
+        return nil
+    }
+
+    private func value(_ key: Key) throws -> DecodedValue {
+        guard let value = lookup(key) else {
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: codingPath, debugDescription: "no value for key '\(key.stringValue)'"))
+        }
+        return .json(value)
+    }
+
+    func contains(_ key: Key) -> Bool { lookup(key) != nil }
+    func decodeNil(forKey key: Key) throws -> Bool { try value(key).isNull }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(key).bool(path.appending(key).keys) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try value(key).string(path.appending(key).keys)
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try value(key).double(path.appending(key).keys)
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try value(key).float(path.appending(key).keys) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try value(key).decode(T.self, path: path.appending(key))
+    }
+
+    private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
+        try value(key).integer(path.appending(key).keys)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        try ValueDecoder(value: try value(key), path: path.appending(key)).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try ValueDecoder(value: try value(key), path: path.appending(key)).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder { superDecoder(named: AnyCodingKey("super")) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { superDecoder(named: AnyCodingKey(key.stringValue)) }
+
+    private func superDecoder(named key: AnyCodingKey) -> any Decoder {
+        let found = Key(stringValue: key.stringValue).flatMap(lookup) ?? .null
+        return ValueDecoder(value: .json(found), path: path.appending(key))
+    }
+}
+
+/// Walks a sequence of decoded values: the elements of a JSON array or of a list field.
+protocol ElementSource {
+    var count: Int { get }
+    func element(at index: Int) -> DecodedValue
+}
+
+struct JSONElements: ElementSource {
+    let elements: [JSONValue]
+    var count: Int { elements.count }
+    func element(at index: Int) -> DecodedValue { .json(elements[index]) }
+}
+
+/// The elements of a list field, each as a single field value.
+struct FieldList: ElementSource {
+    let count: Int
+    private let element: (Int) -> FieldValue
+
+    init?(_ field: FieldValue) {
+        switch field {
+        case .stringList(let v): (count, element) = (v.count, { .string(v[$0]) })
+        case .int64List(let v): (count, element) = (v.count, { .int64(v[$0]) })
+        case .doubleList(let v): (count, element) = (v.count, { .double(v[$0]) })
+        case .timestampList(let v): (count, element) = (v.count, { .timestamp(v[$0]) })
+        case .bytesList(let v): (count, element) = (v.count, { .bytes(v[$0]) })
+        case .referenceList(let v): (count, element) = (v.count, { .reference(v[$0]) })
+        case .assetList(let v): (count, element) = (v.count, { .asset(v[$0]) })
+        case .locationList(let v): (count, element) = (v.count, { .location(v[$0]) })
+        default: return nil
+        }
+    }
+
+    func element(at index: Int) -> DecodedValue { .field(element(index)) }
+}
+
+typealias JSONUnkeyedDecodingContainer = ElementsUnkeyedDecodingContainer<JSONElements>
+typealias ListUnkeyedDecodingContainer = ElementsUnkeyedDecodingContainer<FieldList>
+
+extension ElementsUnkeyedDecodingContainer<JSONElements> {
+    init(elements: [JSONValue], path: CodingPath) { self.init(source: JSONElements(elements: elements), path: path) }
+}
+
+extension ElementsUnkeyedDecodingContainer<FieldList> {
+    init(list: FieldList, path: CodingPath) { self.init(source: list, path: path) }
+}
+
+struct ElementsUnkeyedDecodingContainer<Source: ElementSource>: UnkeyedDecodingContainer {
+    let source: Source
+    let path: CodingPath
+    private(set) var currentIndex = 0
+
+    init(source: Source, path: CodingPath) {
+        self.source = source
+        self.path = path
+    }
+
+    var codingPath: [any CodingKey] { path.keys }
+    var count: Int? { source.count }
+    var isAtEnd: Bool { currentIndex >= source.count }
+
+    private var elementPath: CodingPath { path.appending(index: currentIndex) }
+
+    /// The next element, consumed only once it decoded, so that a caller may
+    /// retry it as another type after a mismatch.
+    private mutating func next<T>(_ type: T.Type, _ decode: (DecodedValue) throws -> T) throws -> T {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(
+                type, .init(codingPath: elementPath.keys, debugDescription: "the list has no more elements"))
+        }
+        let result = try decode(source.element(at: currentIndex))
+        currentIndex += 1
+        return result
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(
+                Any?.self, .init(codingPath: elementPath.keys, debugDescription: "the list has no more elements"))
+        }
+        if source.element(at: currentIndex).isNull {
+            currentIndex += 1
+            return true
+        }
+        return false
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        let p = elementPath
+        return try next(type) { try $0.bool(p.keys) }
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        let p = elementPath
+        return try next(type) { try $0.string(p.keys) }
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        let p = elementPath
+        return try next(type) { try $0.double(p.keys) }
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        let p = elementPath
+        return try next(type) { try $0.float(p.keys) }
+    }
+    mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer() }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer() }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try integer() }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer() }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer() }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let p = elementPath
+        return try next(type) { try $0.decode(T.self, path: p) }
+    }
+
+    private mutating func integer<T: FixedWidthInteger>() throws -> T {
+        let p = elementPath
+        return try next(T.self) { try $0.integer(p.keys) }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        let p = elementPath
+        return try next(KeyedDecodingContainer<NestedKey>.self) {
+            try ValueDecoder(value: $0, path: p).container(keyedBy: type)
+        }
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let p = elementPath
+        return try next((any UnkeyedDecodingContainer).self) { try ValueDecoder(value: $0, path: p).unkeyedContainer() }
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        let p = elementPath
+        return try next((any Decoder).self) { ValueDecoder(value: $0, path: p) }
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+
+extension CloudCodable {
+    /// The type's name, for example `"Note"` for `struct Note`.
+    public static var cloudRecordType: String {
+        // The runtime caches type names; `String(describing:)` would go
+        // through reflection on every record.
+        _typeName(Self.self, qualified: false)
+    }
+
+    /// The default conflict resolution: a field-level three-way merge.
+    /// See ``CloudCodable/resolveConflict(client:server:ancestor:)``.
+    public static func resolveConflict(client: Self, server: Self, ancestor: Self?) -> Self? {
+        FieldMerge.merge(client: client, server: server, ancestor: ancestor)
+    }
+}
+
+extension CloudCodable where Self: Identifiable, ID == UUID {
+    /// The model's `id` as an upper-case UUID string.
+    public var cloudIdentifier: String { UUIDFormatting.string(id) }
+}
+
+extension CloudCodable where Self: Identifiable, ID == String {
+    /// The model's `id`.
+    public var cloudIdentifier: String { id }
+}

@@ -1,0 +1,279 @@
+import Foundation
+
+extension JSONWriter {
+    /// Appends `record` as a CloudKit Web Services record dictionary:
+    ///
+    /// ```json
+    /// {"recordName":"n1","recordType":"Note","recordChangeTag":"3",
+    ///  "fields":{"title":{"type":"STRING","value":"Groceries"}},
+    ///  "created":{"timestamp":1700000000000,"userRecordName":"_u1"},
+    ///  "modified":{"timestamp":1700000000500,"userRecordName":"_u1"},
+    ///  "zoneID":{"zoneName":"_defaultZone"}}
+    /// ```
+    ///
+    /// `recordChangeTag`, `created` and `modified` come from
+    /// ``Record/metadata`` and are written only when present; the zone is
+    /// ``Record/zoneID``. Each field is `{"type":…,"value":…}`, type first, in
+    /// the order of ``Record/fields``. Timestamps are whole milliseconds since 1970,
+    /// bytes are padded base64.
+    ///
+    /// - Throws: `.invalidValue`, naming the field, for a double (or a
+    ///   location coordinate) that is not finite and for a date whose
+    ///   milliseconds do not fit `Int64`: JSON cannot hold them. The writer
+    ///   is then left as it was before the call.
+    public mutating func writeRecord(_ record: Record) throws {
+        try writeRecordTyped(record)
+    }
+
+    /// ``writeRecord(_:)`` with its error type, for callers in this module.
+    mutating func writeRecordTyped(_ record: Record) throws(WireFormatError) {
+        makeUnique()
+        let start = length
+        do {
+            try writeRecordDictionary(record)
+        } catch {
+            length = start
+            throw error
+        }
+    }
+
+    private mutating func writeRecordDictionary(_ record: Record) throws(WireFormatError) {
+        put(WireText.recordOpen)
+        putString(record.recordName)
+        put(WireText.recordType)
+        putString(record.recordType)
+        if let metadata = record.metadata {
+            put(WireText.recordChangeTag)
+            putString(metadata.changeTag)
+        }
+        put(WireText.fields)
+        try writeFields(record.fields)
+        if let metadata = record.metadata {
+            if let created = metadata.created {
+                put(WireText.created)
+                writeStamp(created)
+            }
+            if let modified = metadata.modified {
+                put(WireText.modified)
+                writeStamp(modified)
+            }
+        }
+        put(WireText.zoneID)
+        writeZoneID(record.zoneID)
+        put(UInt8(ascii: "}"))
+    }
+
+    /// Appends the `fields` object: `{name:{"type":…,"value":…},…}`.
+    mutating func writeFields(_ fields: RecordFields) throws(WireFormatError) {
+        let names = fields.keys
+        let values = fields.values
+        put(UInt8(ascii: "{"))
+        for i in values.indices {
+            if i > 0 { put(UInt8(ascii: ",")) }
+            putString(names[i])
+            do {
+                try writeValue(values[i])
+            } catch {
+                throw WireFormatError(error.code, offset: nil, message: "field '\(names[i])': \(error.message)")
+            }
+            put(UInt8(ascii: "}"))
+        }
+        put(UInt8(ascii: "}"))
+    }
+
+    /// Appends what follows a field's name: `:{"type":…,"value":` and the
+    /// wire encoding of the value (the closing brace is the caller's).
+    mutating func writeValue(_ value: FieldValue) throws(WireFormatError) {
+        switch value {
+        case .string(let string):
+            put(WireText.fieldPrefix(.string))
+            putString(string)
+        case .int64(let int):
+            put(WireText.fieldPrefix(.int64))
+            putInt(int)
+        case .double(let double):
+            put(WireText.fieldPrefix(.double))
+            try writeFiniteDouble(double, "DOUBLE value")
+        case .timestamp(let date):
+            put(WireText.fieldPrefix(.timestamp))
+            try writeTimestamp(date)
+        case .bytes(let data):
+            put(WireText.fieldPrefix(.bytes))
+            data.withUnsafeBytes { putBase64($0) }
+        case .reference(let reference):
+            put(WireText.fieldPrefix(.reference))
+            writeReference(reference)
+        case .asset(let asset):
+            put(WireText.fieldPrefix(.asset))
+            writeAsset(asset)
+        case .location(let location):
+            put(WireText.fieldPrefix(.location))
+            try writeLocation(location)
+        case .stringList(let list):
+            put(WireText.fieldPrefix(.stringList))
+            writeList(list) { $0.putString($1) }
+        case .int64List(let list):
+            put(WireText.fieldPrefix(.int64List))
+            writeList(list) { $0.putInt($1) }
+        case .doubleList(let list):
+            put(WireText.fieldPrefix(.doubleList))
+            try writeList(list) { (writer, double) throws(WireFormatError) in
+                try writer.writeFiniteDouble(double, "DOUBLE_LIST element")
+            }
+        case .timestampList(let list):
+            put(WireText.fieldPrefix(.timestampList))
+            try writeList(list) { (writer, date) throws(WireFormatError) in try writer.writeTimestamp(date) }
+        case .bytesList(let list):
+            put(WireText.fieldPrefix(.bytesList))
+            writeList(list) { writer, data in data.withUnsafeBytes { writer.putBase64($0) } }
+        case .referenceList(let list):
+            put(WireText.fieldPrefix(.referenceList))
+            writeList(list) { $0.writeReference($1) }
+        case .assetList(let list):
+            put(WireText.fieldPrefix(.assetList))
+            writeList(list) { $0.writeAsset($1) }
+        case .locationList(let list):
+            put(WireText.fieldPrefix(.locationList))
+            try writeList(list) { (writer, location) throws(WireFormatError) in
+                try writer.writeLocation(location)
+            }
+        }
+    }
+
+    @inline(__always)
+    private mutating func writeList<Element, Failure: Error>(
+        _ list: [Element], _ writeElement: (inout JSONWriter, Element) throws(Failure) -> Void
+    ) throws(Failure) {
+        put(UInt8(ascii: "["))
+        for index in list.indices {
+            if index > 0 { put(UInt8(ascii: ",")) }
+            try writeElement(&self, list[index])
+        }
+        put(UInt8(ascii: "]"))
+    }
+
+    private mutating func writeFiniteDouble(_ value: Double, _ what: StaticString) throws(WireFormatError) {
+        guard value.isFinite else {
+            throw WireFormatError(.invalidValue, message: "\(what) \(value) is not finite; JSON cannot hold it")
+        }
+        putNumber(value)
+    }
+
+    private mutating func writeTimestamp(_ date: Date) throws(WireFormatError) {
+        guard let milliseconds = Milliseconds.exact(date) else {
+            throw WireFormatError(
+                .invalidValue,
+                message: "TIMESTAMP \(date.timeIntervalSince1970) s since 1970 does not fit in Int64 milliseconds")
+        }
+        putInt(milliseconds)
+    }
+
+    /// Appends `{"timestamp":…,"userRecordName":…,"deviceID":…}`.
+    mutating func writeStamp(_ stamp: RecordStamp) {
+        put(WireText.stampOpen)
+        putInt(stamp.timestamp)
+        if let user = stamp.userRecordName {
+            put(WireText.userRecordName)
+            putString(user)
+        }
+        if let device = stamp.deviceID {
+            put(WireText.deviceID)
+            putString(device)
+        }
+        put(UInt8(ascii: "}"))
+    }
+
+    /// Appends `{"zoneName":…,"ownerRecordName":…}`, the owner only when set.
+    mutating func writeZoneID(_ zone: ZoneID) {
+        put(WireText.zoneOpen)
+        putString(zone.zoneName)
+        if let owner = zone.ownerRecordName {
+            put(WireText.ownerRecordName)
+            putString(owner)
+        }
+        put(UInt8(ascii: "}"))
+    }
+
+    private mutating func writeReference(_ reference: Reference) {
+        put(WireText.referenceOpen)
+        putString(reference.recordName)
+        if let zone = reference.zoneID {
+            put(WireText.referenceZoneID)
+            writeZoneID(zone)
+        }
+        put(WireText.referenceAction)
+        put(WireText.action(reference.action))
+        put(UInt8(ascii: "}"))
+    }
+
+    private mutating func writeAsset(_ asset: Asset) {
+        put(UInt8(ascii: "{"))
+        var first = true
+        func separate(_ writer: inout JSONWriter) {
+            if first { first = false } else { writer.put(UInt8(ascii: ",")) }
+        }
+        if let checksum = asset.fileChecksum {
+            separate(&self)
+            put(WireText.fileChecksum)
+            putString(checksum)
+        }
+        if let size = asset.size {
+            separate(&self)
+            put(WireText.size)
+            putInt(size)
+        }
+        if let checksum = asset.referenceChecksum {
+            separate(&self)
+            put(WireText.referenceChecksum)
+            putString(checksum)
+        }
+        if let key = asset.wrappingKey {
+            separate(&self)
+            put(WireText.wrappingKey)
+            putString(key)
+        }
+        if let receipt = asset.receipt {
+            separate(&self)
+            put(WireText.receipt)
+            putString(receipt)
+        }
+        if let url = asset.downloadURL {
+            separate(&self)
+            put(WireText.downloadURL)
+            putString(url)
+        }
+        put(UInt8(ascii: "}"))
+    }
+
+    private mutating func writeLocation(_ location: Location) throws(WireFormatError) {
+        put(WireText.locationOpen)
+        try writeFiniteDouble(location.latitude, "LOCATION latitude")
+        put(WireText.longitude)
+        try writeFiniteDouble(location.longitude, "LOCATION longitude")
+        if let value = location.horizontalAccuracy {
+            put(WireText.horizontalAccuracy)
+            try writeFiniteDouble(value, "LOCATION horizontalAccuracy")
+        }
+        if let value = location.verticalAccuracy {
+            put(WireText.verticalAccuracy)
+            try writeFiniteDouble(value, "LOCATION verticalAccuracy")
+        }
+        if let value = location.altitude {
+            put(WireText.altitude)
+            try writeFiniteDouble(value, "LOCATION altitude")
+        }
+        if let value = location.speed {
+            put(WireText.speed)
+            try writeFiniteDouble(value, "LOCATION speed")
+        }
+        if let value = location.course {
+            put(WireText.course)
+            try writeFiniteDouble(value, "LOCATION course")
+        }
+        if let timestamp = location.timestamp {
+            put(WireText.locationTimestamp)
+            putInt(timestamp)
+        }
+        put(UInt8(ascii: "}"))
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// The JSON wire form of records: the record dictionaries of CloudKit Web
+/// Services, written and read directly as bytes.
+///
+/// ```swift
+/// let bytes = try WireFormat.encode(record)
+/// let same = try WireFormat.decodeRecord(from: bytes)   // same == record
+/// ```
+///
+/// The writer (``JSONWriter/writeRecord(_:)``) writes the form described
+/// there. The reader accepts what CloudKit and other clients send: keys in
+/// any order, unknown keys (skipped), whitespace, `value` before `type`,
+/// integers as strings (`numbersAsStrings`), and entries of deleted records
+/// (``decodeRecordEntry(from:)``). It is strict about JSON itself
+/// and reports every problem as a ``WireFormatError`` with the byte offset
+/// and what was being read.
+public enum WireFormat {
+    // MARK: - Writing
+
+    /// The wire form of `record`, as UTF-8 JSON bytes.
+    ///
+    /// - Throws: `.invalidValue` for a value JSON cannot hold (see
+    ///   ``JSONWriter/writeRecord(_:)``).
+    public static func encode(_ record: Record) throws -> [UInt8] {
+        // Room for the dictionary around the fields and for typical field
+        // values; the buffer grows if that is not enough.
+        var writer = JSONWriter(capacity: 320 + record.fields.count * 96)
+        try writer.writeRecord(record)
+        return writer.bytes
+    }
+
+    // MARK: - Reading
+
+    /// Reads a document that holds one record dictionary.
+    ///
+    /// A record needs `recordName` and `recordType`; a missing `zoneID` means
+    /// ``ZoneID/defaultZone``; ``Record/metadata`` is set when (and only when)
+    /// `recordChangeTag` is present, with `created` and `modified` and the
+    /// record's zone. A field whose value is `null` is left out. A field
+    /// without `type` takes the type its value unambiguously has (a string,
+    /// an integer, a number with a fraction or exponent, or a non-empty list
+    /// of those); otherwise it is an `.unknownFieldType` error.
+    ///
+    /// - Throws: ``WireFormatError``; an entry of a deleted record is an
+    ///   `.invalidValue` error here (use ``decodeRecordEntry(from:)``).
+    public static func decodeRecord(from bytes: [UInt8]) throws -> Record {
+        try bytes.withUnsafeBytes { buffer in try readRecord(buffer) }
+    }
+
+    /// Reads a document that holds one record dictionary; see ``decodeRecord(from:)``.
+    public static func decodeRecord(from data: Data) throws -> Record {
+        try data.withUnsafeBytes { buffer in try readRecord(buffer) }
+    }
+
+    /// Reads a document that holds one record dictionary; see ``decodeRecord(from:)``.
+    public static func decodeRecord(from bytes: UnsafeRawBufferPointer) throws -> Record {
+        try readRecord(bytes)
+    }
+
+    // Public entry points throw untyped errors (always `WireFormatError`):
+    // Swift 6.3's optimiser crashes compiling some client code that calls
+    // typed-throws functions across modules. The readers inside stay typed.
+    static func readRecord(_ bytes: UnsafeRawBufferPointer) throws(WireFormatError) -> Record {
+        var reader = WireRecordReader(bytes)
+        return try reader.readRecordDocument()
+    }
+
+    static func readRecordEntry(_ bytes: UnsafeRawBufferPointer) throws(WireFormatError) -> WireRecordEntry {
+        var reader = WireRecordReader(bytes)
+        return try reader.readEntryDocument()
+    }
+
+    /// Reads a document that holds one record dictionary or the entry of a
+    /// deleted record (`{"recordName": …, "deleted": true, …}`, as
+    /// `changes/zone` answers).
+    public static func decodeRecordEntry(from bytes: [UInt8]) throws -> WireRecordEntry {
+        try bytes.withUnsafeBytes { buffer in try readRecordEntry(buffer) }
+    }
+
+    /// Reads a record dictionary or a deleted record's entry; see
+    /// ``decodeRecordEntry(from:)``.
+    public static func decodeRecordEntry(from data: Data) throws -> WireRecordEntry {
+        try data.withUnsafeBytes { buffer in try readRecordEntry(buffer) }
+    }
+
+    /// Reads a record dictionary or a deleted record's entry; see
+    /// ``decodeRecordEntry(from:)``.
+    public static func decodeRecordEntry(from bytes: UnsafeRawBufferPointer) throws -> WireRecordEntry {
+        try readRecordEntry(bytes)
+    }
+}
+
+/// One entry of a list of records as the server returns it: a record, or
+/// the name of a record that was deleted.
+public enum WireRecordEntry: Sendable, Hashable {
+    /// A record.
+    case record(Record)
+    /// A deleted record: `{"recordName": …, "deleted": true}`, with the zone
+    /// when the entry names one.
+    case deleted(recordName: String, zoneID: ZoneID?)
+}

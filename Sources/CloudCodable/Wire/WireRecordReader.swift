@@ -1,0 +1,642 @@
+import Foundation
+
+/// Reads CloudKit Web Services record dictionaries straight from bytes into
+/// ``Record`` values, without a JSON tree.
+///
+/// Keys are recognised from their bytes and may come in any order; unknown
+/// keys are skipped (checked, not built). A field's `value` may come before
+/// its `type`: the reader then remembers where the value starts, skips it,
+/// and reads it once the type is known.
+///
+/// Nesting: the known structure of a record is at most six levels deep; the
+/// 512 limit applies to the values of unknown keys, which are skipped.
+struct WireRecordReader {
+    var scanner: JSONScanner
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        scanner = JSONScanner(bytes)
+    }
+
+    /// Reads a document that holds one record dictionary (or a deleted
+    /// record's entry) and nothing else.
+    mutating func readEntryDocument() throws(WireFormatError) -> WireRecordEntry {
+        var deletion: Deletion?
+        let record = try readRecord(depth: 0, deletion: &deletion)
+        try scanner.expectEnd()
+        if let deletion { return .deleted(recordName: deletion.recordName, zoneID: deletion.zoneID) }
+        return .record(record)
+    }
+
+    /// Reads a document that holds one record dictionary and nothing else.
+    mutating func readRecordDocument() throws(WireFormatError) -> Record {
+        var deletion: Deletion?
+        let record = try readRecord(depth: 0, deletion: &deletion)
+        if let deletion {
+            throw scanner.error(
+                .invalidValue, at: 0,
+                "expected a record, found the entry of deleted record '\(deletion.recordName)'")
+        }
+        try scanner.expectEnd()
+        return record
+    }
+
+    // MARK: - Records
+
+    /// What an entry of a deleted record says.
+    struct Deletion {
+        var recordName: String
+        var zoneID: ZoneID?
+    }
+
+    /// Reads the record dictionary at the cursor; `depth` is the number of
+    /// arrays and objects open around it. For the entry of a deleted record
+    /// (`"deleted": true`) it sets `deletion` and returns a placeholder.
+    mutating func readRecord(depth: Int, deletion: inout Deletion?) throws(WireFormatError) -> Record {
+        _ = try scanner.peek("a record object")
+        let start = scanner.position
+        var recordName: String?
+        var recordType: String?
+        var changeTag: String?
+        var fields = RecordFields()
+        var created: RecordStamp?
+        var modified: RecordStamp?
+        var zoneID: ZoneID?
+        var deleted = false
+        if try scanner.enterObject("a record object") {
+            repeat {
+                let key = try nextKey { scanner in
+                    if scanner.consume(#""recordName":"#) { return .recordName }
+                    if scanner.consume(#""recordType":"#) { return .recordType }
+                    if scanner.consume(#""recordChangeTag":"#) { return .recordChangeTag }
+                    if scanner.consume(#""fields":"#) { return .fields }
+                    if scanner.consume(#""created":"#) { return .created }
+                    if scanner.consume(#""modified":"#) { return .modified }
+                    if scanner.consume(#""zoneID":"#) { return .zoneID }
+                    return nil
+                }
+                switch key {
+                case .recordName:
+                    recordName = try context("recordName") { (r) throws(WireFormatError) in try r.scanner.readString() }
+                case .recordType:
+                    recordType = try context("recordType") { (r) throws(WireFormatError) in try r.scanner.readString() }
+                case .recordChangeTag:
+                    changeTag = try context("recordChangeTag") { (r) throws(WireFormatError) in
+                        try r.scanner.skipNull() ? nil : r.scanner.readString()
+                    }
+                case .fields:
+                    fields = try readFields(depth: depth + 1)
+                case .created:
+                    created = try context("created") { (r) throws(WireFormatError) in
+                        try r.scanner.skipNull() ? nil : r.readStamp(depth: depth + 1)
+                    }
+                case .modified:
+                    modified = try context("modified") { (r) throws(WireFormatError) in
+                        try r.scanner.skipNull() ? nil : r.readStamp(depth: depth + 1)
+                    }
+                case .zoneID:
+                    zoneID = try context("zoneID") { (r) throws(WireFormatError) in
+                        try r.scanner.skipNull() ? nil : r.readZoneID(depth: depth + 1)
+                    }
+                case .deleted:
+                    deleted = try context("deleted") { (r) throws(WireFormatError) in try r.scanner.readBool() }
+                default:
+                    try scanner.skipValue(depth: depth + 1)
+                }
+            } while try scanner.nextMember()
+        }
+        guard let recordName else {
+            throw scanner.error(.missingKey, at: start, "record has no 'recordName'")
+        }
+        if deleted {
+            deletion = Deletion(recordName: recordName, zoneID: zoneID)
+            return Record(recordType: "", recordName: recordName)
+        }
+        guard let recordType else {
+            throw scanner.error(.missingKey, at: start, "record '\(recordName)' has no 'recordType'")
+        }
+        let zone = zoneID ?? .defaultZone
+        let metadata = changeTag.map {
+            RecordMetadata(changeTag: $0, zoneID: zone, created: created, modified: modified)
+        }
+        return Record(recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+    }
+
+    /// Reads the next member's key and its colon. `fast` tries the keys the
+    /// object usually has, in the compact form the writer produces; any other
+    /// spelling goes the general way. An unknown key is checked for valid UTF-8.
+    @inline(__always)
+    private mutating func nextKey(_ fast: (inout JSONScanner) -> WireKey?) throws(WireFormatError) -> WireKey {
+        if let key = fast(&scanner) { return key }
+        let span = try scanner.memberKey()
+        let key = scanner.withContents(of: span, WireKey.match)
+        if key == .unknown { try scanner.validate(span) }
+        return key
+    }
+
+    /// Runs `body`, prefixing the message of its error with `what`.
+    @inline(__always)
+    private mutating func context<T>(
+        _ what: @autoclosure () -> String, _ body: (inout Self) throws(WireFormatError) -> T
+    ) throws(WireFormatError) -> T {
+        do {
+            return try body(&self)
+        } catch {
+            throw WireFormatError(error.code, offset: error.offset, message: "\(what()): \(error.message)")
+        }
+    }
+
+    // MARK: - Fields
+
+    /// Reads the `fields` object. A name given twice keeps its last value;
+    /// a `null` value removes the field.
+    private mutating func readFields(depth: Int) throws(WireFormatError) -> RecordFields {
+        if try scanner.skipNull() { return RecordFields() }
+        guard try scanner.enterObject("the 'fields' object") else { return RecordFields() }
+        var fields = RecordFields(minimumCapacity: 8)
+        repeat {
+            let name = try scanner.string(scanner.memberKey())
+            fields[name] = try context("field '\(name)'") { (r) throws(WireFormatError) in
+                try r.readField(depth: depth + 1)
+            }
+        } while try scanner.nextMember()
+        return fields
+    }
+
+    /// Reads `{"type": …, "value": …}` in either order. A `null` value reads
+    /// as `nil`: the field is absent.
+    private mutating func readField(depth: Int) throws(WireFormatError) -> FieldValue? {
+        // Fast path: the compact form the writer produces, {"type":"T","value":V}.
+        let objectStart = scanner.position
+        if scanner.consume(#"{"type":""#) {
+            let nameStart = scanner.position
+            var i = nameStart
+            let bytes = scanner.bytes
+            while i < bytes.count, bytes[i] != JSONText.quote, bytes[i] != JSONText.backslash { i += 1 }
+            if i < bytes.count, bytes[i] == JSONText.quote,
+                let type = WireKey.fieldType(UnsafeBufferPointer(rebasing: bytes[nameStart..<i]))
+            {
+                scanner.position = i + 1
+                if scanner.consume(#","value":"#) {
+                    let value = try readValue(type, depth: depth + 1)
+                    if scanner.consume("}") { return value }
+                }
+            }
+            // Anything else: read it again the general way.
+            scanner.position = objectStart
+        }
+        return try readFieldInAnyForm(depth: depth)
+    }
+
+    /// Reads `{"type": …, "value": …}` in any order and spacing, with
+    /// unknown keys, or with the type missing.
+    private mutating func readFieldInAnyForm(depth: Int) throws(WireFormatError) -> FieldValue? {
+        _ = try scanner.peek("a field object {\"type\": …, \"value\": …}")
+        let start = scanner.position
+        var type: FieldType?
+        var value: FieldValue?
+        var hasValue = false
+        var skippedValue: Int?
+        if try scanner.enterObject("a field object {\"type\": …, \"value\": …}") {
+            repeat {
+                let key = try nextKey { scanner in
+                    if scanner.consume(#""type":"#) { return .type }
+                    if scanner.consume(#""value":"#) { return .value }
+                    return nil
+                }
+                switch key {
+                case .type:
+                    let newType = try readFieldType()
+                    if let type, type != newType {
+                        throw scanner.error(
+                            .invalidValue, "conflicting types \(type.rawValue) and \(newType.rawValue)")
+                    }
+                    type = newType
+                case .value:
+                    if let type {
+                        value = try readValue(type, depth: depth + 1)
+                        skippedValue = nil
+                    } else {
+                        _ = try scanner.peek("a value")
+                        skippedValue = scanner.position
+                        try scanner.skipValue(depth: depth + 1)
+                    }
+                    hasValue = true
+                default:
+                    try scanner.skipValue(depth: depth + 1)
+                }
+            } while try scanner.nextMember()
+        }
+        guard hasValue else {
+            throw scanner.error(.missingKey, at: start, "field has no 'value'")
+        }
+        guard let skippedValue else { return value }
+        // The value came before the type (or there is no type): read it now.
+        let end = scanner.position
+        scanner.position = skippedValue
+        let resolvedType: FieldType
+        if let type {
+            resolvedType = type
+        } else if let inferred = try inferType() {
+            resolvedType = inferred
+        } else {
+            scanner.position = end
+            return nil
+        }
+        value = try readValue(resolvedType, depth: depth + 1)
+        scanner.position = end
+        return value
+    }
+
+    private mutating func readFieldType() throws(WireFormatError) -> FieldType {
+        guard try scanner.peek("a field type string") == JSONText.quote else {
+            throw scanner.unexpected("a field type string")
+        }
+        let span = try scanner.scanString()
+        if let type = scanner.withContents(of: span, WireKey.fieldType) { return type }
+        let name = try scanner.string(span)
+        throw scanner.error(.unknownFieldType, at: span.quote, "unknown field type '\(name)'")
+    }
+
+    /// The type of the value at the cursor where JSON alone makes it
+    /// unambiguous, or `nil` for `null`. Leaves the cursor where it was.
+    private mutating func inferType() throws(WireFormatError) -> FieldType? {
+        let start = scanner.position
+        defer { scanner.position = start }
+        let first = try scanner.peek("a value")
+        switch first {
+        case JSONText.quote:
+            return .string
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return try scanner.scanNumber().isInteger ? .int64 : .double
+        case UInt8(ascii: "n"):
+            try scanner.scanLiteral("null")
+            return nil
+        case UInt8(ascii: "["):
+            guard try scanner.enterArray("a list") else {
+                throw scanner.error(
+                    .unknownFieldType, at: start, "no 'type', and an empty list does not say which list type it is")
+            }
+            var element: FieldType?
+            repeat {
+                let byte = try scanner.peek("a list element")
+                let next: FieldType
+                switch byte {
+                case JSONText.quote:
+                    _ = try scanner.scanString()
+                    next = .string
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    next = try scanner.scanNumber().isInteger ? .int64 : .double
+                default:
+                    throw scanner.error(
+                        .unknownFieldType,
+                        "no 'type', and a list holding \(JSONScanner.describeValue(byte)) does not say its type")
+                }
+                switch (element, next) {
+                case (nil, _): element = next
+                case (.int64, .double), (.double, .int64): element = .double
+                case (let known?, _) where known == next: break
+                default:
+                    throw scanner.error(
+                        .unknownFieldType, at: start, "no 'type', and the list mixes strings and numbers")
+                }
+            } while try scanner.nextElement()
+            switch element {
+            case .string: return .stringList
+            case .int64: return .int64List
+            default: return .doubleList
+            }
+        default:
+            throw scanner.error(
+                .unknownFieldType, at: start,
+                "no 'type', and \(JSONScanner.describeValue(first)) does not say which field type it is")
+        }
+    }
+
+    /// Reads a value of `type`; `nil` for `null`.
+    private mutating func readValue(_ type: FieldType, depth: Int) throws(WireFormatError) -> FieldValue? {
+        if try scanner.skipNull() { return nil }
+        switch type {
+        case .string:
+            return .string(try scanner.readString())
+        case .int64:
+            return .int64(try readInt64())
+        case .double:
+            return .double(try readDouble())
+        case .timestamp:
+            return .timestamp(Milliseconds.date(try readInt64()))
+        case .bytes:
+            return .bytes(try readBytes())
+        case .reference:
+            return .reference(try readReference(depth: depth))
+        case .asset:
+            return .asset(try readAsset(depth: depth))
+        case .location:
+            return .location(try readLocation(depth: depth))
+        case .stringList:
+            return .stringList(try readList { (r) throws(WireFormatError) in try r.scanner.readString() })
+        case .int64List:
+            return .int64List(try readList { (r) throws(WireFormatError) in try r.readInt64() })
+        case .doubleList:
+            return .doubleList(try readList { (r) throws(WireFormatError) in try r.readDouble() })
+        case .timestampList:
+            return .timestampList(
+                try readList { (r) throws(WireFormatError) in Milliseconds.date(try r.readInt64()) })
+        case .bytesList:
+            return .bytesList(try readList { (r) throws(WireFormatError) in try r.readBytes() })
+        case .referenceList:
+            return .referenceList(
+                try readList { (r) throws(WireFormatError) in try r.readReference(depth: depth + 1) })
+        case .assetList:
+            return .assetList(try readList { (r) throws(WireFormatError) in try r.readAsset(depth: depth + 1) })
+        case .locationList:
+            return .locationList(
+                try readList { (r) throws(WireFormatError) in try r.readLocation(depth: depth + 1) })
+        }
+    }
+
+    @inline(__always)
+    private mutating func readList<Element>(
+        _ readElement: (inout Self) throws(WireFormatError) -> Element
+    ) throws(WireFormatError) -> [Element] {
+        guard try scanner.enterArray("a list") else { return [] }
+        var list: [Element] = []
+        list.reserveCapacity(4)
+        repeat {
+            do {
+                list.append(try readElement(&self))
+            } catch {
+                throw WireFormatError(
+                    error.code, offset: error.offset, message: "element \(list.count): \(error.message)")
+            }
+        } while try scanner.nextElement()
+        return list
+    }
+
+    // MARK: - Scalars
+
+    /// Reads an integer: a JSON number without fraction or exponent, or a
+    /// string holding one (CloudKit's `numbersAsStrings`).
+    private mutating func readInt64() throws(WireFormatError) -> Int64 {
+        switch try scanner.peek("an integer") {
+        case JSONText.quote:
+            let span = try scanner.scanString()
+            guard let value = scanner.withContents(of: span, JSONScanner.int64) else {
+                throw scanner.error(.invalidValue, at: span.quote, "expected an integer in the string")
+            }
+            return value
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let start = scanner.position
+            let number = try scanner.scanNumber()
+            guard number.isInteger else {
+                throw scanner.error(.invalidValue, at: start, "expected an integer, found \(scanner.text(number))")
+            }
+            guard let value = scanner.int64(number) else {
+                throw scanner.error(
+                    .invalidValue, at: start, "integer \(scanner.text(number)) is out of the range of Int64")
+            }
+            return value
+        default:
+            throw scanner.unexpected("an integer")
+        }
+    }
+
+    private mutating func readDouble() throws(WireFormatError) -> Double {
+        switch try scanner.peek("a number") {
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let start = scanner.position
+            let number = try scanner.scanNumber()
+            let value = scanner.double(number)
+            guard value.isFinite else {
+                throw scanner.error(
+                    .invalidValue, at: start, "number \(scanner.text(number)) is out of the range of Double")
+            }
+            return value
+        default:
+            throw scanner.unexpected("a number")
+        }
+    }
+
+    private mutating func readBytes() throws(WireFormatError) -> Data {
+        guard try scanner.peek("a base64 string") == JSONText.quote else {
+            throw scanner.unexpected("a base64 string")
+        }
+        let span = try scanner.scanString()
+        guard let data = scanner.withContents(of: span, Base64.decodeData) else {
+            throw scanner.error(.invalidValue, at: span.quote, "invalid base64")
+        }
+        return data
+    }
+
+    private mutating func readOptionalString() throws(WireFormatError) -> String? {
+        try scanner.skipNull() ? nil : scanner.readString()
+    }
+
+    private mutating func readOptionalDouble() throws(WireFormatError) -> Double? {
+        try scanner.skipNull() ? nil : readDouble()
+    }
+
+    private mutating func readOptionalInt64() throws(WireFormatError) -> Int64? {
+        try scanner.skipNull() ? nil : readInt64()
+    }
+
+    // MARK: - Objects
+
+    /// Reads `{"timestamp": …, "userRecordName": …, "deviceID": …}`.
+    private mutating func readStamp(depth: Int) throws(WireFormatError) -> RecordStamp {
+        _ = try scanner.peek("a stamp object")
+        let start = scanner.position
+        var timestamp: Int64?
+        var user: String?
+        var device: String?
+        if try scanner.enterObject("a stamp object") {
+            repeat {
+                let key = try nextKey { scanner in
+                    if scanner.consume(#""timestamp":"#) { return .timestamp }
+                    if scanner.consume(#""userRecordName":"#) { return .userRecordName }
+                    if scanner.consume(#""deviceID":"#) { return .deviceID }
+                    return nil
+                }
+                switch key {
+                case .timestamp:
+                    timestamp = try context("timestamp") { (r) throws(WireFormatError) in try r.readInt64() }
+                case .userRecordName:
+                    user = try context("userRecordName") { (r) throws(WireFormatError) in try r.readOptionalString() }
+                case .deviceID:
+                    device = try context("deviceID") { (r) throws(WireFormatError) in try r.readOptionalString() }
+                default: try scanner.skipValue(depth: depth + 1)
+                }
+            } while try scanner.nextMember()
+        }
+        guard let timestamp else { throw scanner.error(.missingKey, at: start, "stamp has no 'timestamp'") }
+        return RecordStamp(timestamp: timestamp, userRecordName: user, deviceID: device)
+    }
+
+    /// Reads `{"zoneName": …, "ownerRecordName": …}`.
+    private mutating func readZoneID(depth: Int) throws(WireFormatError) -> ZoneID {
+        _ = try scanner.peek("a zone ID object")
+        let start = scanner.position
+        var name: String?
+        var owner: String?
+        if try scanner.enterObject("a zone ID object") {
+            repeat {
+                let key = try nextKey { scanner in
+                    if scanner.consume(#""zoneName":"#) { return .zoneName }
+                    if scanner.consume(#""ownerRecordName":"#) { return .ownerRecordName }
+                    return nil
+                }
+                switch key {
+                case .zoneName:
+                    name = try context("zoneName") { (r) throws(WireFormatError) in try r.scanner.readString() }
+                case .ownerRecordName:
+                    owner = try context("ownerRecordName") { (r) throws(WireFormatError) in try r.readOptionalString() }
+                default: try scanner.skipValue(depth: depth + 1)
+                }
+            } while try scanner.nextMember()
+        }
+        guard let name else { throw scanner.error(.missingKey, at: start, "zone ID has no 'zoneName'") }
+        return ZoneID(zoneName: name, ownerRecordName: owner)
+    }
+
+    /// Reads `{"recordName": …, "zoneID": …, "action": …}`; a missing action is `NONE`.
+    private mutating func readReference(depth: Int) throws(WireFormatError) -> Reference {
+        _ = try scanner.peek("a reference object")
+        let start = scanner.position
+        var name: String?
+        var zone: ZoneID?
+        var action = Reference.Action.none
+        if try scanner.enterObject("a reference object") {
+            repeat {
+                let key = try nextKey { scanner in
+                    if scanner.consume(#""recordName":"#) { return .recordName }
+                    if scanner.consume(#""zoneID":"#) { return .zoneID }
+                    if scanner.consume(#""action":"#) { return .action }
+                    return nil
+                }
+                switch key {
+                case .recordName:
+                    name = try context("recordName") { (r) throws(WireFormatError) in try r.scanner.readString() }
+                case .zoneID:
+                    zone = try context("zoneID") { (r) throws(WireFormatError) in
+                        try r.scanner.skipNull() ? nil : r.readZoneID(depth: depth + 1)
+                    }
+                case .action:
+                    action = try readAction()
+                default: try scanner.skipValue(depth: depth + 1)
+                }
+            } while try scanner.nextMember()
+        }
+        guard let name else { throw scanner.error(.missingKey, at: start, "reference has no 'recordName'") }
+        return Reference(recordName: name, zoneID: zone, action: action)
+    }
+
+    private mutating func readAction() throws(WireFormatError) -> Reference.Action {
+        guard try scanner.peek("a reference action") == JSONText.quote else {
+            throw scanner.unexpected("a reference action")
+        }
+        let span = try scanner.scanString()
+        if let action = scanner.withContents(of: span, WireKey.action) { return action }
+        let text = try scanner.string(span)
+        throw scanner.error(
+            .invalidValue, at: span.quote, "unknown reference action '\(text)' (NONE, DELETE_SELF or VALIDATE)")
+    }
+
+    /// Reads an asset dictionary; every key is optional.
+    private mutating func readAsset(depth: Int) throws(WireFormatError) -> Asset {
+        var asset = Asset()
+        guard try scanner.enterObject("an asset object") else { return asset }
+        repeat {
+            let key = try nextKey { scanner in
+                if scanner.consume(#""fileChecksum":"#) { return .fileChecksum }
+                if scanner.consume(#""size":"#) { return .size }
+                if scanner.consume(#""referenceChecksum":"#) { return .referenceChecksum }
+                if scanner.consume(#""wrappingKey":"#) { return .wrappingKey }
+                if scanner.consume(#""receipt":"#) { return .receipt }
+                if scanner.consume(#""downloadURL":"#) { return .downloadURL }
+                return nil
+            }
+            switch key {
+            case .fileChecksum:
+                asset.fileChecksum = try context("fileChecksum") { (r) throws(WireFormatError) in
+                    try r.readOptionalString()
+                }
+            case .size:
+                asset.size = try context("size") { (r) throws(WireFormatError) in try r.readOptionalInt64() }
+            case .referenceChecksum:
+                asset.referenceChecksum = try context("referenceChecksum") { (r) throws(WireFormatError) in
+                    try r.readOptionalString()
+                }
+            case .wrappingKey:
+                asset.wrappingKey = try context("wrappingKey") { (r) throws(WireFormatError) in
+                    try r.readOptionalString()
+                }
+            case .receipt:
+                asset.receipt = try context("receipt") { (r) throws(WireFormatError) in try r.readOptionalString() }
+            case .downloadURL:
+                asset.downloadURL = try context("downloadURL") { (r) throws(WireFormatError) in
+                    try r.readOptionalString()
+                }
+            default:
+                try scanner.skipValue(depth: depth + 1)
+            }
+        } while try scanner.nextMember()
+        return asset
+    }
+
+    /// Reads a location dictionary; `latitude` and `longitude` are required.
+    private mutating func readLocation(depth: Int) throws(WireFormatError) -> Location {
+        _ = try scanner.peek("a location object")
+        let start = scanner.position
+        var latitude: Double?
+        var longitude: Double?
+        var location = Location(latitude: 0, longitude: 0)
+        if try scanner.enterObject("a location object") {
+            repeat {
+                let key = try nextKey { scanner in
+                    if scanner.consume(#""latitude":"#) { return .latitude }
+                    if scanner.consume(#""longitude":"#) { return .longitude }
+                    if scanner.consume(#""horizontalAccuracy":"#) { return .horizontalAccuracy }
+                    if scanner.consume(#""verticalAccuracy":"#) { return .verticalAccuracy }
+                    if scanner.consume(#""altitude":"#) { return .altitude }
+                    if scanner.consume(#""speed":"#) { return .speed }
+                    if scanner.consume(#""course":"#) { return .course }
+                    if scanner.consume(#""timestamp":"#) { return .timestamp }
+                    return nil
+                }
+                switch key {
+                case .latitude:
+                    latitude = try context("latitude") { (r) throws(WireFormatError) in try r.readDouble() }
+                case .longitude:
+                    longitude = try context("longitude") { (r) throws(WireFormatError) in try r.readDouble() }
+                case .horizontalAccuracy:
+                    location.horizontalAccuracy = try context("horizontalAccuracy") { (r) throws(WireFormatError) in
+                        try r.readOptionalDouble()
+                    }
+                case .verticalAccuracy:
+                    location.verticalAccuracy = try context("verticalAccuracy") { (r) throws(WireFormatError) in
+                        try r.readOptionalDouble()
+                    }
+                case .altitude:
+                    location.altitude = try context("altitude") { (r) throws(WireFormatError) in
+                        try r.readOptionalDouble()
+                    }
+                case .speed:
+                    location.speed = try context("speed") { (r) throws(WireFormatError) in try r.readOptionalDouble() }
+                case .course:
+                    location.course = try context("course") { (r) throws(WireFormatError) in try r.readOptionalDouble()
+                    }
+                case .timestamp:
+                    location.timestamp = try context("timestamp") { (r) throws(WireFormatError) in
+                        try r.readOptionalInt64()
+                    }
+                default:
+                    try scanner.skipValue(depth: depth + 1)
+                }
+            } while try scanner.nextMember()
+        }
+        guard let latitude else { throw scanner.error(.missingKey, at: start, "location has no 'latitude'") }
+        guard let longitude else { throw scanner.error(.missingKey, at: start, "location has no 'longitude'") }
+        location.latitude = latitude
+        location.longitude = longitude
+        return location
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+@testable import CloudCodable
+
+@Suite("The CloudCodable protocol")
+struct CloudCodableTests {
+    struct Note: CloudCodable, Identifiable, Equatable {
+        var id: String
+        var title: String
+        var body: String
+        var pinned: Bool = false
+        var cloudMetadata: RecordMetadata?
+    }
+
+    struct Custom: CloudCodable {
+        static var cloudRecordType: String { "custom_type" }
+        var cloudIdentifier: String { "c" }
+        var cloudMetadata: RecordMetadata?
+        var value: Int
+        static func resolveConflict(client: Custom, server: Custom, ancestor: Custom?) -> Custom? {
+            client.value > server.value ? client : nil
+        }
+    }
+
+    @Test("defaults: record type is the type's name, identifier comes from the id")
+    func defaults() {
+        #expect(Landmark.cloudRecordType == "Landmark")
+        #expect(Note.cloudRecordType == "Note")
+        #expect(Custom.cloudRecordType == "custom_type")
+        #expect(Landmark.sample().cloudIdentifier == "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
+        #expect(Note(id: "n-1", title: "", body: "").cloudIdentifier == "n-1")
+    }
+
+    @Test("metadata is Codable, so apps that store models with JSONEncoder keep it")
+    func metadataCodable() throws {
+        var landmark = Landmark.sample()
+        landmark.cloudMetadata = RecordMetadata(
+            changeTag: "tag", zoneID: ZoneID(zoneName: "z", ownerRecordName: "o"),
+            created: RecordStamp(timestamp: 1, userRecordName: "u", deviceID: "d"), modified: nil)
+        let json = try JSONEncoder().encode(landmark)
+        #expect(try JSONDecoder().decode(Landmark.self, from: json) == landmark)
+    }
+
+    @Test("the default merge takes one-sided changes from each side")
+    func mergeOneSided() {
+        let ancestor = Note(id: "n", title: "Title", body: "Body")
+        var client = ancestor
+        client.title = "Client title"
+        var server = ancestor
+        server.body = "Server body"
+        server.cloudMetadata = RecordMetadata(changeTag: "server-tag")
+        let merged = Note.resolveConflict(client: client, server: server, ancestor: ancestor)
+        #expect(merged?.title == "Client title")
+        #expect(merged?.body == "Server body")
+        #expect(merged?.cloudMetadata?.changeTag == "server-tag")
+    }
+
+    @Test("a field changed on both sides takes the client's value")
+    func mergeBothSides() {
+        let ancestor = Note(id: "n", title: "Title", body: "Body")
+        var client = ancestor
+        client.title = "Client"
+        client.pinned = true
+        var server = ancestor
+        server.title = "Server"
+        let merged = Note.resolveConflict(client: client, server: server, ancestor: ancestor)
+        #expect(merged?.title == "Client")
+        #expect(merged?.pinned == true)
+    }
+
+    @Test("without an ancestor the client's value wins field by field")
+    func mergeNoAncestor() {
+        let client = Note(id: "n", title: "Client", body: "Same")
+        var server = Note(id: "n", title: "Server", body: "Same")
+        server.cloudMetadata = RecordMetadata(changeTag: "s")
+        let merged = Note.resolveConflict(client: client, server: server, ancestor: nil)
+        #expect(merged?.title == "Client")
+        #expect(merged?.cloudMetadata?.changeTag == "s")
+    }
+
+    @Test("a field cleared on one side is cleared in the merge")
+    func mergeClearedOptional() {
+        struct Tagged: CloudCodable, Equatable {
+            var cloudIdentifier: String { "t" }
+            var cloudMetadata: RecordMetadata?
+            var label: String?
+            var count: Int
+        }
+        let ancestor = Tagged(label: "old", count: 1)
+        let server = Tagged(label: nil, count: 1)
+        let client = Tagged(label: "old", count: 2)
+        let merged = Tagged.resolveConflict(client: client, server: server, ancestor: ancestor)
+        #expect(merged == Tagged(label: nil, count: 2))
+    }
+
+    @Test("a model can replace the resolver")
+    func customResolver() {
+        let low = Custom(value: 1)
+        let high = Custom(value: 2)
+        #expect(Custom.resolveConflict(client: high, server: low, ancestor: nil)?.value == 2)
+        #expect(Custom.resolveConflict(client: low, server: high, ancestor: nil) == nil)
+    }
+
+    @Test("UUID formatting matches Foundation and parsing accepts either case")
+    func uuidFormatting() {
+        for _ in 0..<100 {
+            let uuid = UUID()
+            #expect(UUIDFormatting.string(uuid) == uuid.uuidString)
+            #expect(UUIDFormatting.parse(uuid.uuidString) == uuid)
+            #expect(UUIDFormatting.parse(uuid.uuidString.lowercased()) == uuid)
+        }
+        #expect(UUIDFormatting.parse("E621E1F8-C36C-495A-93FC-0C247A3E6E5") == nil)
+        #expect(UUIDFormatting.parse("E621E1F8xC36C-495A-93FC-0C247A3E6E5F") == nil)
+        #expect(UUIDFormatting.parse("G621E1F8-C36C-495A-93FC-0C247A3E6E5F") == nil)
+    }
+}

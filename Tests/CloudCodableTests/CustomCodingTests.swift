@@ -1,0 +1,199 @@
+import Foundation
+import Testing
+
+@testable import CloudCodable
+
+/// A model whose hand-written coding uses every kind of container.
+struct Handwritten: CloudCodable, Equatable {
+    var cloudIdentifier: String { "hand" }
+    var cloudMetadata: RecordMetadata?
+    var title: String
+    var point: (x: Int, y: Int)
+    var values: [Int]
+    var mixed: (String, Double, Bool)
+    var wrapped: String
+    var parent: String
+
+    enum CodingKeys: String, CodingKey { case title, point, values, mixed, wrapped, parent }
+    enum PointKeys: String, CodingKey { case x, y }
+    struct Wrapper: Codable {
+        var inner: String
+        init(inner: String) { self.inner = inner }
+        init(from decoder: any Decoder) throws { inner = try decoder.singleValueContainer().decode(String.self) }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(inner)
+        }
+    }
+
+    init(
+        title: String, point: (Int, Int), values: [Int], mixed: (String, Double, Bool), wrapped: String, parent: String
+    ) {
+        self.title = title
+        self.point = point
+        self.values = values
+        self.mixed = mixed
+        self.wrapped = wrapped
+        self.parent = parent
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        var point = container.nestedContainer(keyedBy: PointKeys.self, forKey: .point)
+        var values = container.nestedUnkeyedContainer(forKey: .values)
+        var mixed = container.nestedUnkeyedContainer(forKey: .mixed)
+        // Written after the nested containers were created, and interleaved.
+        try container.encode(title, forKey: .title)
+        try point.encode(self.point.x, forKey: .x)
+        for v in self.values { try values.encode(v) }
+        try point.encode(self.point.y, forKey: .y)
+        try mixed.encode(self.mixed.0)
+        try mixed.encode(self.mixed.1)
+        try mixed.encode(self.mixed.2)
+        try container.encode(Wrapper(inner: wrapped), forKey: .wrapped)
+        var parentContainer = container.superEncoder(forKey: .parent).singleValueContainer()
+        try parentContainer.encode(parent)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        title = try container.decode(String.self, forKey: .title)
+        let point = try container.nestedContainer(keyedBy: PointKeys.self, forKey: .point)
+        self.point = (try point.decode(Int.self, forKey: .x), try point.decode(Int.self, forKey: .y))
+        var values = try container.nestedUnkeyedContainer(forKey: .values)
+        var collected: [Int] = []
+        while !values.isAtEnd { collected.append(try values.decode(Int.self)) }
+        self.values = collected
+        var mixed = try container.nestedUnkeyedContainer(forKey: .mixed)
+        self.mixed = (try mixed.decode(String.self), try mixed.decode(Double.self), try mixed.decode(Bool.self))
+        wrapped = try container.decode(Wrapper.self, forKey: .wrapped).inner
+        parent = try container.superDecoder(forKey: .parent).singleValueContainer().decode(String.self)
+    }
+
+    static func == (a: Self, b: Self) -> Bool {
+        a.title == b.title && a.point == b.point && a.values == b.values && a.mixed == b.mixed
+            && a.wrapped == b.wrapped && a.parent == b.parent
+    }
+}
+
+/// A nested value whose coding keeps a container and writes to it after a
+/// sibling, which forces the encoder off its streaming path.
+struct OutOfOrder: Codable, Hashable {
+    var a: Int
+    var b: [String: Int]
+    var c: String
+
+    enum CodingKeys: String, CodingKey { case a, b, c }
+
+    init(a: Int, b: [String: Int], c: String) {
+        self.a = a
+        self.b = b
+        self.c = c
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        var nested = container.nestedContainer(keyedBy: AnyKey.self, forKey: .b)
+        try container.encode(a, forKey: .a)
+        for (k, v) in b.sorted(by: { $0.key < $1.key }) { try nested.encode(v, forKey: AnyKey(k)) }
+        try container.encode(c, forKey: .c)
+        try container.encode(c + "!", forKey: .c)  // the last write of a key wins
+    }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ s: String) { stringValue = s }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
+
+struct HoldsOutOfOrder: CloudCodable, Hashable {
+    var cloudIdentifier: String { "o" }
+    var cloudMetadata: RecordMetadata?
+    var value: OutOfOrder
+    var many: [String: String]
+}
+
+@Suite("Hand-written Codable conformances")
+struct CustomCodingTests {
+    @Test("nested keyed, unkeyed, single-value and super containers round-trip")
+    func handwritten() throws {
+        let value = Handwritten(
+            title: "t", point: (3, -4), values: [1, 2, 3], mixed: ("s", 2.5, true), wrapped: "w", parent: "p")
+        let record = try RecordEncoder().encode(value)
+        #expect(record["title"] == .string("t"))
+        #expect(record["values"] == .int64List([1, 2, 3]))
+        #expect(record["wrapped"] == .string("w"))
+        #expect(record["parent"] == .string("p"))
+        #expect(record["mixed"]?.type == .bytes)
+        #expect(record["point"]?.type == .bytes)
+        #expect(try RecordDecoder().decode(Handwritten.self, from: record) == value)
+    }
+
+    @Test("containers used out of order and repeated keys encode like JSONEncoder")
+    func outOfOrder() throws {
+        let many = Dictionary(uniqueKeysWithValues: (0..<100).map { ("k\($0)", "v\($0)") })
+        let value = HoldsOutOfOrder(value: OutOfOrder(a: 1, b: ["x": 1, "y": 2], c: "c"), many: many)
+        let record = try RecordEncoder().encode(value)
+        let back = try RecordDecoder().decode(HoldsOutOfOrder.self, from: record)
+        #expect(back.value == OutOfOrder(a: 1, b: ["x": 1, "y": 2], c: "c!"))
+        #expect(back.many == many)
+        guard case .bytes(let json)? = record["value"] else {
+            Issue.record("value should be BYTES")
+            return
+        }
+        #expect(try JSONDecoder().decode(OutOfOrder.self, from: json) == back.value)
+    }
+
+    @Test("a record's top level must be keyed: other shapes are errors, not traps")
+    func topLevelShapes() throws {
+        struct Unkeyed: CloudCodable {
+            var cloudIdentifier: String { "u" }
+            var cloudMetadata: RecordMetadata?
+            init() {}
+            init(from decoder: any Decoder) throws { _ = try decoder.unkeyedContainer() }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.unkeyedContainer()
+                try container.encode(1)
+            }
+        }
+        struct Single: CloudCodable {
+            var cloudIdentifier: String { "s" }
+            var cloudMetadata: RecordMetadata?
+            init() {}
+            init(from decoder: any Decoder) throws { _ = try decoder.singleValueContainer().decode(Int.self) }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(1)
+            }
+        }
+        #expect(throws: EncodingError.self) { try RecordEncoder().encode(Unkeyed()) }
+        #expect(throws: EncodingError.self) { try RecordEncoder().encode(Single()) }
+        let record = Record(recordType: "Unkeyed", recordName: "u")
+        #expect(throws: DecodingError.self) { try RecordDecoder().decode(Unkeyed.self, from: record) }
+        let single = Record(recordType: "Single", recordName: "s")
+        #expect(throws: DecodingError.self) { try RecordDecoder().decode(Single.self, from: single) }
+    }
+
+    @Test("a wrapper that forwards its single value to a keyed value becomes the record")
+    func forwardingWrapper() throws {
+        struct Forward: CloudCodable, Equatable {
+            var cloudIdentifier: String { "f" }
+            var cloudMetadata: RecordMetadata?
+            var inner: Landmark
+            init(inner: Landmark) { self.inner = inner }
+            init(from decoder: any Decoder) throws { inner = try decoder.singleValueContainer().decode(Landmark.self) }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(inner)
+            }
+        }
+        let record = try RecordEncoder().encode(Forward(inner: .sample()))
+        #expect(record["name"] == .string("Golden Gate Bridge"))
+        var decodable = record
+        decodable.recordType = "Forward"
+        #expect(try RecordDecoder().decode(Forward.self, from: decodable).inner == Landmark.sample())
+    }
+}
