@@ -12,7 +12,9 @@ let package = Package(
         .target(name: "CloudCodable"),
         .target(name: "Cumulus", dependencies: ["CloudCodable"]),
         .testTarget(name: "CloudCodableTests", dependencies: ["CloudCodable"]),
-        .testTarget(name: "CumulusTests", dependencies: ["Cumulus"]),
+        .testTarget(name: "CumulusTests", dependencies: ["Cumulus", "CumulusCrashChild"]),
+        // A process for the crash tests to kill with SIGKILL mid-burst; not a product.
+        .executableTarget(name: "CumulusCrashChild", dependencies: ["Cumulus"], path: "Tests/CumulusCrashChild"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,89 @@
+import CloudCodable
+
+/// A cloud record database: one of a container's databases as seen by the
+/// signed-in user.
+///
+/// Each requirement is one call of the CloudKit Web Services protocol, with
+/// its semantics: ``InMemoryCloudDatabase`` (in `CumulusTesting`) is the
+/// reference implementation, and the HTTP client and the Cumulus server
+/// follow it. Requests that fail as a whole throw ``CloudError``; requests
+/// about several items answer one result per item, in order, each of which
+/// may be a ``CloudError`` of its own.
+public protocol CloudDatabase: Sendable {
+    /// Which of the container's databases this is.
+    var scope: DatabaseScope { get }
+
+    /// `records/modify`: applies the operations in order. With `atomic`, one
+    /// failed operation fails them all (the others answer `ATOMIC_ERROR`).
+    /// At most 200 operations and one operation per record.
+    func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws
+        -> [RecordResult]
+
+    /// `records/lookup`: the records with these names (`NOT_FOUND` for missing ones).
+    func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws
+        -> [RecordResult]
+
+    /// `records/query`: a page of the records that match the query.
+    func queryRecords(
+        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?,
+        desiredKeys: [String]?
+    ) async throws -> QueryResult
+
+    /// `changes/zone`: what changed in each zone since its token, a page each.
+    /// A zone's answer is `ZONE_NOT_FOUND` or `CHANGE_TOKEN_EXPIRED` when it
+    /// cannot be answered; the other zones still are.
+    func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>]
+
+    /// `changes/database`: which zones changed since the token.
+    func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws -> DatabaseChanges
+
+    /// `zones/list`: every zone of the database.
+    func listZones() async throws -> [RecordZone]
+
+    /// `zones/lookup`: these zones (`ZONE_NOT_FOUND` for missing ones).
+    func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult]
+
+    /// `zones/modify`: creates and deletes zones.
+    func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult]
+
+    /// `subscriptions/modify`: saves and deletes subscriptions.
+    func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult]
+
+    /// `subscriptions/list`: every subscription of the user in this database.
+    func listSubscriptions() async throws -> [Subscription]
+
+    /// `subscriptions/lookup`: these subscriptions (`NOT_FOUND` for missing ones).
+    func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult]
+
+    /// `users/current`: the signed-in user. Throws `AUTHENTICATION_REQUIRED`
+    /// when nobody is signed in.
+    func currentUser() async throws -> UserIdentity
+
+    /// The account's status, derived from ``currentUser()``: signed in,
+    /// signed out, or unknown while the server cannot be reached.
+    func accountStatus() async -> AccountStatus
+
+    /// Notifications of changes on the server (`tokens/create` and the
+    /// long poll that follows it): one new stream per call, ending when the
+    /// reader stops reading.
+    func notifications() -> AsyncStream<CloudNotification>
+}
+
+extension CloudDatabase {
+    /// The status the server's answer to ``currentUser()`` implies.
+    public func accountStatus() async -> AccountStatus {
+        do {
+            _ = try await currentUser()
+            return .available
+        } catch let error as CloudError {
+            switch error.code {
+            case .authenticationRequired, .authenticationFailed: return .noAccount
+            case .accessDenied: return .restricted
+            case .throttled, .tryAgainLater, .internalError: return .temporarilyUnavailable
+            default: return .couldNotDetermine
+            }
+        } catch {
+            return .couldNotDetermine
+        }
+    }
+}

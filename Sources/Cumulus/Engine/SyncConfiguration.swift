@@ -1,0 +1,110 @@
+import CloudCodable
+
+/// How a ``SyncEngine`` syncs: when, in what batches, how it retries, and
+/// the clock it measures time with.
+public struct SyncConfiguration: Sendable {
+    /// The zone of the private database the engine syncs; `nil` means a zone
+    /// named after the model's record type.
+    public var zoneName: String?
+    /// Whether the engine syncs on its own: after uploads, when the server
+    /// notifies a change, and every ``pollInterval``. When `false`, it
+    /// syncs only when ``SyncEngine/sync()`` is called.
+    public var automaticSync: Bool
+    /// How often an automatic engine fetches even without notifications.
+    public var pollInterval: Duration
+    /// The most operations per `records/modify` request (the server allows 200).
+    public var batchSize: Int
+    /// The most records per page when fetching changes; `nil` for the server's default.
+    public var fetchResultsLimit: Int?
+    /// How transient failures are retried.
+    public var retryPolicy: RetryPolicy
+    /// How many times one record may meet a conflict in a row before the
+    /// engine stops resending it and reports it.
+    public var maximumConflictAttempts: Int
+    /// The largest record the engine accepts, in bytes on the wire.
+    public var sizeLimit: Int
+    /// The clock for backoff and polling; tests pass a manual clock.
+    public var clock: any Clock<Duration>
+
+    /// Creates a configuration.
+    public init(
+        zoneName: String? = nil, automaticSync: Bool = true, pollInterval: Duration = .seconds(60),
+        batchSize: Int = 200, fetchResultsLimit: Int? = nil, retryPolicy: RetryPolicy = RetryPolicy(),
+        maximumConflictAttempts: Int = 5, sizeLimit: Int = RecordEncoder.defaultSizeLimit,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.zoneName = zoneName
+        self.automaticSync = automaticSync
+        self.pollInterval = pollInterval
+        self.batchSize = max(1, min(batchSize, 200))
+        self.fetchResultsLimit = fetchResultsLimit
+        self.retryPolicy = retryPolicy
+        self.maximumConflictAttempts = max(1, maximumConflictAttempts)
+        self.sizeLimit = sizeLimit
+        self.clock = clock
+    }
+}
+
+/// Exponential backoff with jitter for transient failures.
+public struct RetryPolicy: Sendable, Hashable {
+    /// The wait before the first retry.
+    public var initialDelay: Duration
+    /// The longest wait between retries.
+    public var maximumDelay: Duration
+    /// How much each wait grows over the previous one.
+    public var multiplier: Double
+    /// The share of each wait that is random (0 for none, 0.2 for ±20%).
+    public var jitter: Double
+    /// How many attempts one sync makes before it gives up and reports the
+    /// failure; the changes stay in the journal for the next sync.
+    public var maximumAttempts: Int
+
+    /// Creates a policy.
+    public init(
+        initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(300), multiplier: Double = 2,
+        jitter: Double = 0.2, maximumAttempts: Int = 8
+    ) {
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+        self.multiplier = max(1, multiplier)
+        self.jitter = min(max(0, jitter), 1)
+        self.maximumAttempts = max(1, maximumAttempts)
+    }
+}
+
+/// The backoff state of one run of retries: a plain value, tested without
+/// clocks or tasks.
+struct Backoff {
+    let policy: RetryPolicy
+    private(set) var attempts = 0
+
+    init(policy: RetryPolicy) { self.policy = policy }
+
+    /// Whether another attempt is allowed.
+    var canRetry: Bool { attempts < policy.maximumAttempts }
+
+    /// The wait before the next attempt: exponential, capped, jittered,
+    /// and never shorter than what the server asked for.
+    mutating func nextDelay(retryAfter: Duration?, random: Double) -> Duration {
+        let exponent = Double(attempts)
+        attempts += 1
+        let base = policy.initialDelay * pow(policy.multiplier, exponent)
+        var delay = min(base, policy.maximumDelay)
+        if policy.jitter > 0 {
+            // random is in 0..<1: spread the wait over ±jitter.
+            delay = delay * (1 + policy.jitter * (2 * random - 1))
+        }
+        if let retryAfter, retryAfter > delay { delay = retryAfter }
+        return delay
+    }
+
+    mutating func reset() { attempts = 0 }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif

@@ -1,0 +1,258 @@
+import CloudCodable
+import Foundation
+
+/// Syncs the models of one type between this device and a cloud database.
+///
+/// ```swift
+/// let engine = try await SyncEngine<Note>(database: database, directory: notesDirectory)
+/// Task {
+///     for await change in engine.changes {
+///         switch change {
+///         case .updated(let notes): show(notes)
+///         case .deleted(let identifiers): remove(identifiers)
+///         }
+///     }
+/// }
+/// try await engine.upload(note)   // durable on return; sent in the background
+/// ```
+///
+/// `upload` and `delete` return once the change is in the engine's journal
+/// on disk: from then on it survives crashes, restarts and being offline.
+/// The engine sends it when it can, retries what fails for passing
+/// reasons, resolves conflicts with ``CloudCodable/resolveConflict(client:server:ancestor:)``,
+/// and reports what needs the app through ``events``. An acknowledged
+/// write comes back through ``changes`` with fresh metadata, and so do
+/// changes made on other devices.
+public actor SyncEngine<Model: CloudCodable> {
+    let database: any CloudDatabase
+    let configuration: SyncConfiguration
+    /// The zone of the private database this engine syncs.
+    public nonisolated let zoneID: ZoneID
+    let journal: Journal
+    let encoder: RecordEncoder
+    let decoder = RecordDecoder()
+
+    // The replica and the pending changes, mirrored in the journal.
+    var meta: EngineMeta
+    /// The last server version of each record: the ancestor of merges.
+    var serverRecords: [String: Record] = [:]
+    /// The server versions that decode as models.
+    var serverModels: [String: Model] = [:]
+    var pending: [String: PendingChange] = [:]
+    /// The models of pending saves, as the app handed them over.
+    var pendingModels: [String: Model] = [:]
+    var generationCounter = 0
+    var conflictAttempts: [String: Int] = [:]
+    /// Records the server refused for good, not sent again until changed locally.
+    var refused: [String: CloudError] = [:]
+
+    let changeBroadcaster = Broadcaster<ModelChange<Model>>()
+    let statusBroadcaster = Broadcaster<AccountStatus>(replaysLatest: true)
+    let eventBroadcaster = Broadcaster<SyncEvent>()
+    var lastStatus: AccountStatus?
+
+    var currentRun: Task<Void, any Error>?
+    var rerunRequested = false
+    var backgroundTasks: [Task<Void, Never>] = []
+
+    /// Opens the engine whose journal lives in `directory` (created if
+    /// missing) and, with automatic sync, starts syncing.
+    ///
+    /// - Throws: ``JournalError`` when the journal is damaged; the files
+    ///   are left as they were.
+    public init(database: any CloudDatabase, directory: URL, configuration: SyncConfiguration = .init())
+        async throws
+    {
+        self.database = database
+        self.configuration = configuration
+        let zoneID = ZoneID(zoneName: configuration.zoneName ?? Model.cloudRecordType)
+        self.zoneID = zoneID
+        encoder = RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID)
+        journal = try Journal(directory: directory)
+        meta = EngineMeta()
+        try load(journal.loadedDocuments)
+        if configuration.automaticSync { startAutomaticSync() }
+    }
+
+    deinit {
+        for task in backgroundTasks { task.cancel() }
+        changeBroadcaster.finish()
+        statusBroadcaster.finish()
+        eventBroadcaster.finish()
+    }
+
+    // MARK: Streams
+
+    /// Confirmed changes to models: each read is a new subscriber that sees
+    /// every change from then on.
+    public nonisolated var changes: AsyncStream<ModelChange<Model>> { changeBroadcaster.subscribe() }
+
+    /// The account's status: each read is a new subscriber that first gets
+    /// the latest known status, then every change.
+    public nonisolated var accountStatus: AsyncStream<AccountStatus> { statusBroadcaster.subscribe() }
+
+    /// What the engine is doing: each read is a new subscriber.
+    public nonisolated var events: AsyncStream<SyncEvent> { eventBroadcaster.subscribe() }
+
+    // MARK: The local replica
+
+    /// Every model as this device knows it: local changes not yet sent
+    /// included, local deletions excluded. Ordered by identifier.
+    public var models: [Model] {
+        var names = Set(serverModels.keys)
+        names.formUnion(pendingModels.keys)
+        return names.sorted().compactMap { model(withIdentifier: $0) }
+    }
+
+    /// The model with this identifier as this device knows it, or `nil`.
+    public func model(withIdentifier identifier: String) -> Model? {
+        if let change = pending[identifier] {
+            if case .delete = change.kind { return nil }
+            return pendingModels[identifier]
+        }
+        return serverModels[identifier]
+    }
+
+    /// The number of local changes the server has not acknowledged.
+    public var pendingChangeCount: Int { pending.count }
+
+    /// The identifiers of records the server refused for good, with why.
+    /// They stay in the journal until the app uploads or deletes them again.
+    public var refusedChanges: [String: CloudError] { refused }
+
+    // MARK: Local changes
+
+    /// Queues one model for upload; see ``upload(_:)-(_:[Model])``.
+    public func upload(_ model: Model) async throws {
+        try await upload([model])
+    }
+
+    /// Queues models for upload and returns once the change is durable in
+    /// the journal. A later upload of the same model before it was sent
+    /// replaces the queued one.
+    ///
+    /// - Throws: ``RecordTooLargeError`` for a record over the size limit,
+    ///   or an `EncodingError`, before anything is queued;
+    ///   ``JournalError`` when the journal cannot be written.
+    public func upload(_ models: [Model]) async throws {
+        var prepared: [(name: String, record: Record, model: Model)] = []
+        prepared.reserveCapacity(models.count)
+        for var model in models {
+            var record = try encoder.encode(model)
+            if record.metadata == nil { record.metadata = serverRecords[record.recordName]?.metadata }
+            record.zoneID = zoneID
+            record.metadata?.zoneID = zoneID
+            model.cloudMetadata = record.metadata
+            prepared.append((record.recordName, record, model))
+        }
+        guard !prepared.isEmpty else { return }
+        var batch = JournalBatch()
+        for item in prepared {
+            batch.set(JournalKeys.save(item.name), try WireFormat.encode(item.record))
+            batch.remove(JournalKeys.delete(item.name))
+        }
+        // State changes and the journal's queue follow call order; the
+        // caller returns only once the batch is on disk.
+        let ticket = journal.enqueue(batch)
+        for item in prepared {
+            setPending(item.name, .save(item.record))
+            pendingModels[item.name] = item.model
+        }
+        try await ticket.durable()
+        eventBroadcaster.yield(.pendingChanges(pending.count))
+        requestAutomaticSync()
+    }
+
+    /// Queues models for deletion; see ``delete(identifiers:)``.
+    public func delete(_ models: [Model]) async throws {
+        try await delete(identifiers: models.map(\.cloudIdentifier))
+    }
+
+    /// Queues the models with these identifiers for deletion and returns
+    /// once that is durable. Deleting a model that was never sent just
+    /// cancels its queued upload.
+    public func delete(identifiers: [String]) async throws {
+        guard !identifiers.isEmpty else { return }
+        var batch = JournalBatch()
+        var actions: [(String, PendingChange.Kind?)] = []
+        for name in identifiers {
+            let knownTag = serverRecords[name]?.changeTag ?? pendingSaveBaseTag(name)
+            batch.remove(JournalKeys.save(name))
+            if serverRecords[name] == nil, knownTag == nil, pending[name] != nil {
+                // Never reached the server: cancelling the upload is the deletion.
+                batch.remove(JournalKeys.delete(name))
+                actions.append((name, nil))
+            } else {
+                batch.set(JournalKeys.delete(name), DeleteDocument.json(baseTag: knownTag))
+                actions.append((name, .delete(baseTag: knownTag)))
+            }
+        }
+        let ticket = journal.enqueue(batch)
+        for (name, kind) in actions {
+            pendingModels[name] = nil
+            if let kind { setPending(name, kind) } else { clearPending(name) }
+        }
+        try await ticket.durable()
+        eventBroadcaster.yield(.pendingChanges(pending.count))
+        requestAutomaticSync()
+    }
+
+    func setPending(_ name: String, _ kind: PendingChange.Kind) {
+        generationCounter += 1
+        pending[name] = PendingChange(kind: kind, generation: generationCounter)
+        refused[name] = nil
+        conflictAttempts[name] = nil
+    }
+
+    func clearPending(_ name: String) {
+        pending[name] = nil
+        pendingModels[name] = nil
+        refused[name] = nil
+        conflictAttempts[name] = nil
+    }
+
+    func pendingSaveBaseTag(_ name: String) -> String? {
+        if case .save(let record)? = pending[name]?.kind { return record.changeTag }
+        return nil
+    }
+
+    // MARK: Loading
+
+    private func load(_ documents: [String: [UInt8]]) throws {
+        for (key, value) in documents {
+            if key == JournalKeys.meta {
+                meta = try EngineMeta(json: value)
+            } else if key.hasPrefix(JournalKeys.serverPrefix) {
+                let record = try journalRecord(value, key: key)
+                serverRecords[record.recordName] = record
+            } else if key.hasPrefix(JournalKeys.savePrefix) {
+                let record = try journalRecord(value, key: key)
+                generationCounter += 1
+                pending[record.recordName] = PendingChange(kind: .save(record), generation: generationCounter)
+            } else if key.hasPrefix(JournalKeys.deletePrefix) {
+                let name = String(key.dropFirst(JournalKeys.deletePrefix.count))
+                generationCounter += 1
+                pending[name] = PendingChange(
+                    kind: .delete(baseTag: try DeleteDocument.baseTag(value)), generation: generationCounter)
+            }
+        }
+        for (name, record) in serverRecords {
+            if let model = try? decoder.decode(Model.self, from: record) { serverModels[name] = model }
+        }
+        for (name, change) in pending {
+            if case .save(let record) = change.kind {
+                // Written by this engine from a model, so it decodes unless
+                // the model type changed incompatibly.
+                pendingModels[name] = try decoder.decode(Model.self, from: record)
+            }
+        }
+    }
+
+    private func journalRecord(_ json: [UInt8], key: String) throws -> Record {
+        do {
+            return try WireFormat.decodeRecord(from: json)
+        } catch {
+            throw JournalError(.corrupted, "the journal entry \(key) is not a record: \(error)")
+        }
+    }
+}

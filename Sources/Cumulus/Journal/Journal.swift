@@ -1,0 +1,205 @@
+import CloudCodable
+import Foundation
+
+/// Changes to commit to a ``Journal`` together: all of them are durable, or none.
+struct JournalBatch: Sendable {
+    /// The final state of each touched key: a JSON document, or `nil` for removed.
+    private(set) var changes: [String: [UInt8]?] = [:]
+
+    var isEmpty: Bool { changes.isEmpty }
+
+    /// Sets `key` to a JSON document (bytes of one JSON value).
+    mutating func set(_ key: String, _ json: [UInt8]) { changes[key] = .some(json) }
+
+    /// Removes `key`.
+    mutating func remove(_ key: String) { changes[key] = .some(nil) }
+
+    /// Adds another batch's changes after this one's.
+    mutating func merge(_ other: JournalBatch) {
+        for (key, value) in other.changes { changes[key] = .some(value) }
+    }
+
+    /// The batch as one line of the log: `{"set":{…},"del":[…]}` and a newline.
+    func line() -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writer.appendRaw("{\"set\":{")
+        var first = true
+        for (key, value) in changes {
+            guard let value else { continue }
+            if !first { writer.append(byte: UInt8(ascii: ",")) }
+            first = false
+            writer.appendString(key)
+            writer.append(byte: UInt8(ascii: ":"))
+            writer.appendRaw(value)
+        }
+        writer.appendRaw("},\"del\":[")
+        first = true
+        for (key, value) in changes where value == nil {
+            if !first { writer.append(byte: UInt8(ascii: ",")) }
+            first = false
+            writer.appendString(key)
+        }
+        writer.appendRaw("]}\n")
+        return writer.bytes
+    }
+}
+
+/// A crash-safe map from keys to JSON documents, kept in a directory as a
+/// snapshot and a log of changes, both JSON Lines a person can read.
+///
+/// - ``enqueue(_:)`` puts a batch in line, in the caller's order, and the
+///   returned ticket's ``JournalTicket/durable()`` returns once the batch is
+///   on disk (`fsync`ed). Batches enqueued while a write is under way are
+///   written together by the next one, so a burst costs a few `fsync`s, not
+///   one each.
+/// - Killing the process at any instant loses no batch whose ticket
+///   returned; a batch being written when it died is either whole or a torn
+///   last line, which opening drops.
+/// - Any other damage makes opening fail with ``JournalError`` and leaves
+///   the files as they were.
+/// - When the log outgrows the snapshot, the journal writes a new snapshot
+///   of the live documents and starts a new log, so the files stay
+///   proportional to the data, not to its history.
+final class Journal: @unchecked Sendable {
+    // Safety: `lock` guards `queued`, `flushScheduled` and `failure`;
+    // `documents` and `files` are touched only on `ioQueue`, one block at a time.
+    static let format = "cumulus.journal"
+    static let version = 1
+
+    private let lock = NSLock()
+    private let ioQueue = DispatchQueue(label: "cumulus.journal.io")
+    private var queued: [(batch: JournalBatch, ticket: JournalTicket)] = []
+    private var flushScheduled = false
+    private var failure: JournalError?
+    private var documents: [String: [UInt8]]
+    private let files: JournalFiles
+    /// The log may grow to this size, or to the snapshot's size if larger,
+    /// before it is folded into a new snapshot.
+    let compactionThreshold: Int
+    /// The documents as they were on disk when the journal was opened.
+    let loadedDocuments: [String: [UInt8]]
+
+    /// Opens the journal in `directory`, creating it if needed.
+    init(directory: URL, compactionThreshold: Int = 1 << 20) throws {
+        let loaded = try JournalLoader.load(directory: directory)
+        documents = loaded.documents
+        loadedDocuments = loaded.documents
+        files = loaded.files
+        self.compactionThreshold = compactionThreshold
+    }
+
+    /// The journal's directory.
+    var directoryForTests: URL { files.directory }
+
+    /// The number of `fsync` calls made since the journal was opened.
+    var syncCount: Int { ioQueue.sync { files.syncCount } }
+
+    /// The current generation of the snapshot and log.
+    var generation: Int { ioQueue.sync { files.generation } }
+
+    /// Puts `batch` in line to be written. Batches are written in the order
+    /// they are enqueued.
+    func enqueue(_ batch: JournalBatch) -> JournalTicket {
+        let ticket = JournalTicket()
+        lock.lock()
+        if let failure {
+            lock.unlock()
+            ticket.complete(.failure(failure))
+            return ticket
+        }
+        queued.append((batch, ticket))
+        let schedule = !flushScheduled
+        flushScheduled = true
+        lock.unlock()
+        if schedule { ioQueue.async { self.flush() } }
+        return ticket
+    }
+
+    /// Enqueues `batch` and waits until it is durable.
+    func commit(_ batch: JournalBatch) async throws {
+        try await enqueue(batch).durable()
+    }
+
+    /// Writes everything queued, on the I/O queue.
+    private func flush() {
+        while true {
+            lock.lock()
+            let group = queued
+            queued.removeAll()
+            if group.isEmpty { flushScheduled = false }
+            lock.unlock()
+            if group.isEmpty { return }
+
+            var bytes: [UInt8] = []
+            for item in group where !item.batch.isEmpty { bytes.append(contentsOf: item.batch.line()) }
+            do {
+                if !bytes.isEmpty { try files.append(bytes) }
+            } catch {
+                // The log's tail is unknown now: refuse further writes rather
+                // than append after a partial entry.
+                let closed = JournalError(.closed, "an earlier write failed: \(error)")
+                lock.lock()
+                failure = closed
+                let rest = queued
+                queued.removeAll()
+                flushScheduled = false
+                lock.unlock()
+                for item in group { item.ticket.complete(.failure(error)) }
+                for item in rest { item.ticket.complete(.failure(closed)) }
+                return
+            }
+            for item in group { apply(item.batch) }
+            for item in group { item.ticket.complete(.success(())) }
+            if files.logSize > max(compactionThreshold, files.snapshotSize) { compactNow() }
+        }
+    }
+
+    private func apply(_ batch: JournalBatch) {
+        for (key, value) in batch.changes {
+            if let value { documents[key] = value } else { documents.removeValue(forKey: key) }
+        }
+    }
+
+    /// Folds the log into a new snapshot now (normally done on its own when the log grows).
+    func compact() {
+        ioQueue.sync { compactNow() }
+    }
+
+    private func compactNow() {
+        let bytes = JournalLoader.snapshotBytes(documents, generation: files.generation + 1)
+        // On failure the old generation is still whole and in use; the next
+        // flush tries again, and a failing disk fails the next append.
+        try? files.writeSnapshot(bytes)
+    }
+}
+
+/// The promise of one enqueued batch: wait on it for durability.
+final class JournalTicket: @unchecked Sendable {
+    // Safety: every field is guarded by `lock`.
+    private let lock = NSLock()
+    private var result: Result<Void, JournalError>?
+    private var waiters: [CheckedContinuation<Void, any Error>] = []
+
+    func complete(_ result: Result<Void, JournalError>) {
+        lock.lock()
+        self.result = result
+        let waiting = waiters
+        waiters.removeAll()
+        lock.unlock()
+        for waiter in waiting { waiter.resume(with: result.mapError { $0 as any Error }) }
+    }
+
+    /// Returns once the batch is on disk; throws ``JournalError`` if writing it failed.
+    func durable() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            lock.lock()
+            if let result {
+                lock.unlock()
+                continuation.resume(with: result.mapError { $0 as any Error })
+            } else {
+                waiters.append(continuation)
+                lock.unlock()
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The journal's files on disk and the system calls that make them durable.
+///
+/// Only the journal's I/O queue calls into this, one call at a time, which
+/// is why it can be `@unchecked Sendable`.
+final class JournalFiles: @unchecked Sendable {
+    let directory: URL
+    private(set) var generation: Int
+    private var logDescriptor: Int32 = -1
+    private(set) var logSize: Int = 0
+    private(set) var snapshotSize: Int = 0
+    /// Calls of `fsync`, for the engine's figures.
+    private(set) var syncCount = 0
+
+    init(directory: URL, generation: Int, logSize: Int, snapshotSize: Int) {
+        self.directory = directory
+        self.generation = generation
+        self.logSize = logSize
+        self.snapshotSize = snapshotSize
+    }
+
+    deinit {
+        if logDescriptor >= 0 { close(logDescriptor) }
+    }
+
+    static func snapshotName(_ generation: Int) -> String { "snapshot-\(generation).jsonl" }
+    static func logName(_ generation: Int) -> String { "log-\(generation).jsonl" }
+
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    // MARK: Appending
+
+    /// Appends `bytes` to the log and makes them durable.
+    func append(_ bytes: [UInt8]) throws(JournalError) {
+        if logDescriptor < 0 {
+            let name = Self.logName(generation)
+            logDescriptor = open(path(name), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+            guard logDescriptor >= 0 else { throw Self.ioError("cannot open \(name)", errno) }
+        }
+        try Self.writeAll(logDescriptor, bytes, name: Self.logName(generation))
+        try sync(logDescriptor, name: Self.logName(generation))
+        logSize += bytes.count
+    }
+
+    /// Cuts the log back to `length` bytes: drops a torn last entry before
+    /// anything is appended after it.
+    func truncateLog(to length: Int) throws(JournalError) {
+        let name = Self.logName(generation)
+        guard truncate(path(name), off_t(length)) == 0 else { throw Self.ioError("cannot truncate \(name)", errno) }
+        logSize = length
+    }
+
+    // MARK: Snapshots
+
+    /// Writes a complete snapshot as the next generation, switches to a new
+    /// empty log, and removes the previous generation's files. A crash at
+    /// any point leaves either the old generation or the new one whole.
+    func writeSnapshot(_ bytes: [UInt8]) throws(JournalError) {
+        let next = generation + 1
+        let name = Self.snapshotName(next)
+        let temporary = path(name + ".tmp")
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Self.ioError("cannot create \(name).tmp", errno) }
+        do {
+            try Self.writeAll(descriptor, bytes, name: name + ".tmp")
+            try sync(descriptor, name: name + ".tmp")
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw error
+        }
+        close(descriptor)
+        guard rename(temporary, path(name)) == 0 else { throw Self.ioError("cannot rename \(name).tmp", errno) }
+        try syncDirectory()
+
+        let previous = generation
+        if logDescriptor >= 0 {
+            close(logDescriptor)
+            logDescriptor = -1
+        }
+        generation = next
+        logSize = 0
+        snapshotSize = bytes.count
+        // The new snapshot holds everything; the old files are history.
+        unlink(path(Self.logName(previous)))
+        unlink(path(Self.snapshotName(previous)))
+    }
+
+    // MARK: System calls
+
+    private func sync(_ descriptor: Int32, name: String) throws(JournalError) {
+        syncCount += 1
+        guard fsync(descriptor) == 0 else { throw Self.ioError("cannot sync \(name)", errno) }
+    }
+
+    func syncDirectory() throws(JournalError) {
+        let descriptor = open(directory.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Self.ioError("cannot open the journal directory", errno) }
+        defer { close(descriptor) }
+        try sync(descriptor, name: "the journal directory")
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throws(JournalError) {
+        let failure: Int32? = bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let failure { throw ioError("cannot write \(name)", failure) }
+    }
+
+    static func ioError(_ what: String, _ code: Int32) -> JournalError {
+        JournalError(.io, "\(what): \(String(cString: strerror(code)))")
+    }
+}

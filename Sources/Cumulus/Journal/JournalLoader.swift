@@ -1,0 +1,279 @@
+import CloudCodable
+import Foundation
+
+/// Reads a journal directory: the newest snapshot, then its log.
+enum JournalLoader {
+    struct Loaded {
+        var documents: [String: [UInt8]]
+        var files: JournalFiles
+    }
+
+    static func load(directory: URL) throws(JournalError) -> Loaded {
+        let manager = FileManager.default
+        do {
+            try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw JournalError(.io, "cannot create the journal directory \(directory.path): \(error)")
+        }
+        let names: [String]
+        do {
+            names = try manager.contentsOfDirectory(atPath: directory.path)
+        } catch {
+            throw JournalError(.io, "cannot list the journal directory \(directory.path): \(error)")
+        }
+        let snapshots = names.compactMap { generation(of: $0, prefix: "snapshot-") }.sorted()
+        let logs = names.compactMap { generation(of: $0, prefix: "log-") }.sorted()
+
+        guard let newest = snapshots.last else {
+            if let log = logs.first {
+                throw JournalError(
+                    .corrupted, file: JournalFiles.logName(log), "a log without its snapshot; the snapshot is missing")
+            }
+            // A new journal: an empty first snapshot marks the format.
+            let files = JournalFiles(directory: directory, generation: 0, logSize: 0, snapshotSize: 0)
+            try files.writeSnapshot(snapshotBytes([:], generation: 1))
+            return Loaded(documents: [:], files: files)
+        }
+        if let stray = logs.last, stray > newest {
+            throw JournalError(
+                .corrupted, file: JournalFiles.logName(stray), "a log newer than the newest snapshot (\(newest))")
+        }
+
+        let snapshotName = JournalFiles.snapshotName(newest)
+        let snapshot = try read(directory.appendingPathComponent(snapshotName), name: snapshotName)
+        var documents = try parseSnapshot(snapshot, name: snapshotName, generation: newest)
+
+        let logName = JournalFiles.logName(newest)
+        var logSize = 0
+        var tornAt: Int?
+        if logs.contains(newest) {
+            let log = try read(directory.appendingPathComponent(logName), name: logName)
+            let replay = try replayLog(log, name: logName, into: &documents)
+            logSize = replay.validLength
+            if replay.validLength < log.count { tornAt = replay.validLength }
+        }
+
+        let files = JournalFiles(
+            directory: directory, generation: newest, logSize: logSize, snapshotSize: snapshot.count)
+        if let tornAt { try files.truncateLog(to: tornAt) }
+        // Files of older generations are left by a crash during compaction;
+        // the newest snapshot holds all they held.
+        for old in snapshots where old < newest {
+            try? manager.removeItem(at: directory.appendingPathComponent(JournalFiles.snapshotName(old)))
+        }
+        for old in logs where old < newest {
+            try? manager.removeItem(at: directory.appendingPathComponent(JournalFiles.logName(old)))
+        }
+        return Loaded(documents: documents, files: files)
+    }
+
+    private static func generation(of name: String, prefix: String) -> Int? {
+        guard name.hasPrefix(prefix), name.hasSuffix(".jsonl") else { return nil }
+        return Int(name.dropFirst(prefix.count).dropLast(".jsonl".count))
+    }
+
+    private static func read(_ url: URL, name: String) throws(JournalError) -> [UInt8] {
+        do {
+            return [UInt8](try Data(contentsOf: url))
+        } catch {
+            throw JournalError(.io, file: name, "cannot read: \(error)")
+        }
+    }
+
+    // MARK: Snapshots
+
+    static func snapshotBytes(_ documents: [String: [UInt8]], generation: Int) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + documents.values.reduce(0) { $0 + $1.count + 32 })
+        writer.appendRaw("{\"format\":\"cumulus.journal\",\"version\":")
+        writer.appendInt(Int64(Journal.version))
+        writer.appendRaw(",\"generation\":")
+        writer.appendInt(Int64(generation))
+        writer.appendRaw("}\n")
+        for key in documents.keys.sorted() {
+            writer.appendRaw("{\"k\":")
+            writer.appendString(key)
+            writer.appendRaw(",\"v\":")
+            writer.appendRaw(documents[key]!)
+            writer.appendRaw("}\n")
+        }
+        writer.appendRaw("{\"end\":")
+        writer.appendInt(Int64(documents.count))
+        writer.appendRaw("}\n")
+        return writer.bytes
+    }
+
+    private static func parseSnapshot(_ bytes: [UInt8], name: String, generation: Int) throws(JournalError)
+        -> [String: [UInt8]]
+    {
+        var documents: [String: [UInt8]] = [:]
+        var lineNumber = 0
+        var sawHeader = false
+        var endCount: Int?
+        let result: Result<Void, JournalError> = bytes.withUnsafeBufferPointer { buffer in
+            var start = 0
+            while start < buffer.count {
+                lineNumber += 1
+                guard let newline = buffer[start...].firstIndex(of: 0x0A) else {
+                    return .failure(
+                        JournalError(.corrupted, file: name, line: lineNumber, "the last line is incomplete"))
+                }
+                if endCount != nil {
+                    return .failure(JournalError(.corrupted, file: name, line: lineNumber, "text after the end marker"))
+                }
+                var reader = RawJSONReader(buffer, from: start, to: newline)
+                do {
+                    try reader.expect(UInt8(ascii: "{"))
+                    if !sawHeader {
+                        try parseHeader(&reader, generation: generation)
+                        sawHeader = true
+                    } else {
+                        let key = try reader.readString()
+                        if key == "end" {
+                            try reader.expect(UInt8(ascii: ":"))
+                            let range = try reader.skipValue()
+                            endCount = Int(String(decoding: buffer[range], as: UTF8.self))
+                            if endCount == nil {
+                                throw RawJSONReader.Failure(offset: range.lowerBound, message: "bad count")
+                            }
+                        } else {
+                            guard key == "k" else {
+                                throw RawJSONReader.Failure(offset: reader.position, message: "expected \"k\"")
+                            }
+                            try reader.expect(UInt8(ascii: ":"))
+                            let documentKey = try reader.readString()
+                            try reader.expect(UInt8(ascii: ","))
+                            guard try reader.readString() == "v" else {
+                                throw RawJSONReader.Failure(offset: reader.position, message: "expected \"v\"")
+                            }
+                            try reader.expect(UInt8(ascii: ":"))
+                            let range = try reader.skipValue()
+                            documents[documentKey] = Array(buffer[range])
+                        }
+                    }
+                    try reader.expect(UInt8(ascii: "}"))
+                    guard reader.isAtEnd else {
+                        throw RawJSONReader.Failure(offset: reader.position, message: "text after the entry")
+                    }
+                } catch let failure as RawJSONReader.Failure {
+                    return .failure(
+                        JournalError(
+                            .corrupted, file: name, line: lineNumber,
+                            "\(failure.message) at byte \(failure.offset - start) of the line"))
+                } catch let error as JournalError {
+                    return .failure(error)
+                } catch {
+                    return .failure(JournalError(.corrupted, file: name, line: lineNumber, "\(error)"))
+                }
+                start = newline + 1
+            }
+            return .success(())
+        }
+        try result.get()
+        guard sawHeader else { throw JournalError(.corrupted, file: name, "the snapshot is empty") }
+        guard let endCount else { throw JournalError(.corrupted, file: name, "the snapshot has no end marker") }
+        guard endCount == documents.count else {
+            throw JournalError(
+                .corrupted, file: name, "the end marker counts \(endCount) entries, the file holds \(documents.count)")
+        }
+        return documents
+    }
+
+    private static func parseHeader(_ reader: inout RawJSONReader, generation: Int) throws {
+        var format: String?
+        var version: Int?
+        var fileGeneration: Int?
+        repeat {
+            let key = try reader.readString()
+            try reader.expect(UInt8(ascii: ":"))
+            switch key {
+            case "format": format = try reader.readString()
+            case "version", "generation":
+                let range = try reader.skipValue()
+                let number = Int(String(decoding: reader.bytes[range], as: UTF8.self))
+                if key == "version" { version = number } else { fileGeneration = number }
+            default: _ = try reader.skipValue()
+            }
+        } while reader.consume(UInt8(ascii: ","))
+        guard format == Journal.format else {
+            throw RawJSONReader.Failure(offset: reader.position, message: "not a Cumulus journal")
+        }
+        guard let version else { throw RawJSONReader.Failure(offset: reader.position, message: "no version") }
+        guard version <= Journal.version else {
+            throw JournalError(
+                .unsupportedVersion, "format version \(version) is newer than this Cumulus reads (\(Journal.version))")
+        }
+        guard fileGeneration == generation else {
+            throw RawJSONReader.Failure(offset: reader.position, message: "the header names another generation")
+        }
+    }
+
+    // MARK: Logs
+
+    /// Applies each complete line; returns how many bytes were whole. An
+    /// unterminated last line is a write the crash cut short.
+    private static func replayLog(_ bytes: [UInt8], name: String, into documents: inout [String: [UInt8]])
+        throws(JournalError) -> (validLength: Int, entries: Int)
+    {
+        var lineNumber = 0
+        let result: Result<Int, JournalError> = bytes.withUnsafeBufferPointer { buffer in
+            var start = 0
+            while start < buffer.count {
+                guard let newline = buffer[start...].firstIndex(of: 0x0A) else { break }
+                lineNumber += 1
+                var reader = RawJSONReader(buffer, from: start, to: newline)
+                do {
+                    try reader.expect(UInt8(ascii: "{"))
+                    var sets: [(String, [UInt8])] = []
+                    var deletes: [String] = []
+                    if !reader.consume(UInt8(ascii: "}")) {
+                        repeat {
+                            let member = try reader.readString()
+                            try reader.expect(UInt8(ascii: ":"))
+                            switch member {
+                            case "set":
+                                try reader.expect(UInt8(ascii: "{"))
+                                if !reader.consume(UInt8(ascii: "}")) {
+                                    repeat {
+                                        let key = try reader.readString()
+                                        try reader.expect(UInt8(ascii: ":"))
+                                        let range = try reader.skipValue()
+                                        sets.append((key, Array(buffer[range])))
+                                    } while reader.consume(UInt8(ascii: ","))
+                                    try reader.expect(UInt8(ascii: "}"))
+                                }
+                            case "del":
+                                try reader.expect(UInt8(ascii: "["))
+                                if !reader.consume(UInt8(ascii: "]")) {
+                                    repeat {
+                                        deletes.append(try reader.readString())
+                                    } while reader.consume(
+                                        UInt8(ascii: ","))
+                                    try reader.expect(UInt8(ascii: "]"))
+                                }
+                            default:
+                                throw RawJSONReader.Failure(
+                                    offset: reader.position, message: "unknown member \(member)")
+                            }
+                        } while reader.consume(UInt8(ascii: ","))
+                        try reader.expect(UInt8(ascii: "}"))
+                    }
+                    guard reader.isAtEnd else {
+                        throw RawJSONReader.Failure(offset: reader.position, message: "text after the entry")
+                    }
+                    for key in deletes { documents.removeValue(forKey: key) }
+                    for (key, value) in sets { documents[key] = value }
+                } catch let failure as RawJSONReader.Failure {
+                    return .failure(
+                        JournalError(
+                            .corrupted, file: name, line: lineNumber,
+                            "\(failure.message) at byte \(failure.offset - start) of the line"))
+                } catch {
+                    return .failure(JournalError(.corrupted, file: name, line: lineNumber, "\(error)"))
+                }
+                start = newline + 1
+            }
+            return .success(start)
+        }
+        return (try result.get(), lineNumber)
+    }
+}

@@ -1,0 +1,87 @@
+// Uploads models to a sync engine as fast as it can and prints the
+// identifier of each one whose upload returned, so that a test can kill it
+// with SIGKILL at any instant and check that every printed upload survived.
+//
+// Usage: CumulusCrashChild <journal directory> <first index> <count> [burst size]
+
+import Cumulus
+import Foundation
+
+struct CrashNote: CloudCodable, Identifiable {
+    var id: String
+    var body: String
+    var cloudMetadata: RecordMetadata?
+}
+
+/// A database that is never reachable: uploads only go to the journal.
+struct UnreachableDatabase: CloudDatabase {
+    var scope: DatabaseScope { .private }
+    private func fail() -> CloudError { CloudError(.networkFailure, reason: "offline") }
+    func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws -> [RecordResult] {
+        throw fail()
+    }
+    func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws -> [RecordResult] {
+        throw fail()
+    }
+    func queryRecords(
+        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?, desiredKeys: [String]?
+    ) async throws -> QueryResult { throw fail() }
+    func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
+        throw fail()
+    }
+    func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws -> DatabaseChanges {
+        throw fail()
+    }
+    func listZones() async throws -> [RecordZone] { throw fail() }
+    func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] { throw fail() }
+    func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult] { throw fail() }
+    func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
+        throw fail()
+    }
+    func listSubscriptions() async throws -> [Subscription] { throw fail() }
+    func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] { throw fail() }
+    func currentUser() async throws -> UserIdentity { throw fail() }
+    func notifications() -> AsyncStream<CloudNotification> { AsyncStream { $0.finish() } }
+}
+
+/// Writes a line to standard output unbuffered, so that nothing printed is
+/// lost when the process is killed.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4, let first = Int(arguments[2]), let count = Int(arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: CumulusCrashChild <directory> <first> <count> [burst]\n".utf8))
+    exit(2)  // Foundation's exit
+}
+let burst = arguments.count > 4 ? Int(arguments[4]) ?? 1 : 1
+let directory = URL(fileURLWithPath: arguments[1])
+let engine = try await SyncEngine<CrashNote>(
+    database: UnreachableDatabase(), directory: directory, configuration: SyncConfiguration(automaticSync: false))
+say("ready")
+
+// Concurrent single-model uploads, `burst` at a time, so that group commit
+// is exercised; each identifier is printed only after its upload returned.
+var index = first
+while index < first + count {
+    let end = min(index + burst, first + count)
+    await withTaskGroup(of: String?.self) { group in
+        for i in index..<end {
+            group.addTask {
+                let note = CrashNote(id: "note-\(i)", body: String(repeating: "x", count: 64 + i % 200))
+                do {
+                    try await engine.upload(note)
+                    return note.id
+                } catch {
+                    return nil
+                }
+            }
+        }
+        for await id in group {
+            if let id { say(id) }
+        }
+    }
+    index = end
+}
+say("done")

@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+
+@testable import Cumulus
+
+/// A fresh directory under the system's temporary directory.
+func temporaryDirectory(_ name: String = #function) -> URL {
+    let safe = name.filter { $0.isLetter || $0.isNumber }
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("cumulus-tests-\(safe)-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// The bytes of every file in `directory`, by name.
+func snapshotOfFiles(_ directory: URL) throws -> [String: Data] {
+    var files: [String: Data] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+        files[name] = try Data(contentsOf: directory.appendingPathComponent(name))
+    }
+    return files
+}
+
+@Suite("Journal")
+struct JournalTests {
+    func json(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    func batch(_ sets: [String: String], removing: [String] = []) -> JournalBatch {
+        var batch = JournalBatch()
+        for (key, value) in sets { batch.set(key, json(value)) }
+        for key in removing { batch.remove(key) }
+        return batch
+    }
+
+    @Test("committed documents are there when the journal is opened again")
+    func reopen() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let journal = try Journal(directory: directory)
+            try await journal.commit(batch(["a": #"{"x":1}"#, "b": #""two""#]))
+            try await journal.commit(batch(["c": "[1,2,3]"], removing: ["a"]))
+        }
+        let reopened = try Journal(directory: directory)
+        #expect(reopened.loadedDocuments == ["b": json(#""two""#), "c": json("[1,2,3]")])
+    }
+
+    @Test("the files are JSON Lines with a format version")
+    func readableFiles() async throws {
+        let directory = temporaryDirectory()
+        let journal = try Journal(directory: directory)
+        try await journal.commit(batch(["key": #"{"name":"value"}"#]))
+        let files = try snapshotOfFiles(directory)
+        let snapshot = try #require(files["snapshot-1.jsonl"])
+        let header = try #require(String(decoding: snapshot, as: UTF8.self).split(separator: "\n").first)
+        #expect(header.contains("\"format\":\"cumulus.journal\""))
+        #expect(header.contains("\"version\":1"))
+        let log = String(decoding: try #require(files["log-1.jsonl"]), as: UTF8.self)
+        #expect(log == #"{"set":{"key":{"name":"value"}},"del":[]}"# + "\n")
+    }
+
+    @Test("a torn last entry is dropped, and writing goes on after it")
+    func tornLastEntry() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let journal = try Journal(directory: directory)
+            try await journal.commit(batch(["a": "1"]))
+            try await journal.commit(batch(["b": "2"]))
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        let whole = try Data(contentsOf: log)
+        // Every cut inside the last line is a torn write.
+        let lastLineStart = whole.dropLast().lastIndex(of: 0x0A)! + 1
+        for cut in lastLineStart..<(whole.count) {
+            try whole.prefix(cut).write(to: log)
+            let journal = try Journal(directory: directory)
+            #expect(journal.loadedDocuments == ["a": json("1")], "cut at \(cut)")
+            try await journal.commit(batch(["c": "3"]))
+            let again = try Journal(directory: directory)
+            #expect(again.loadedDocuments == ["a": json("1"), "c": json("3")], "cut at \(cut)")
+        }
+    }
+
+    @Test("damage before the last entry is an error that leaves the files as they were")
+    func damageInTheMiddle() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let journal = try Journal(directory: directory)
+            try await journal.commit(batch(["a": "1"]))
+            try await journal.commit(batch(["b": "2"]))
+            try await journal.commit(batch(["c": "3"]))
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        var bytes = try Data(contentsOf: log)
+        let secondLine = bytes.firstIndex(of: 0x0A)! + 1
+        bytes[secondLine + 3] = UInt8(ascii: "#")
+        try bytes.write(to: log)
+        let before = try snapshotOfFiles(directory)
+        do {
+            _ = try Journal(directory: directory)
+            Issue.record("opening a damaged journal should fail")
+        } catch let error as JournalError {
+            #expect(error.code == .corrupted)
+            #expect(error.file == "log-1.jsonl")
+            #expect(error.line == 2)
+        }
+        #expect(try snapshotOfFiles(directory) == before)
+    }
+
+    @Test("a damaged snapshot, a missing snapshot and a newer format are errors")
+    func otherDamage() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let journal = try Journal(directory: directory)
+            try await journal.commit(batch(["a": "1"]))
+            journal.compact()
+            try await journal.commit(batch(["b": "2"]))
+        }
+        let snapshot = directory.appendingPathComponent("snapshot-2.jsonl")
+        let good = try Data(contentsOf: snapshot)
+        // The end marker is missing: a snapshot is never torn (it is renamed into place whole).
+        let withoutEnd = good.prefix(good.dropLast().lastIndex(of: 0x0A)! + 1)
+        try withoutEnd.write(to: snapshot)
+        #expect(throws: JournalError.self) { try Journal(directory: directory) }
+
+        let newer = String(decoding: good, as: UTF8.self).replacingOccurrences(
+            of: "\"version\":1", with: "\"version\":9")
+        try Data(newer.utf8).write(to: snapshot)
+        do {
+            _ = try Journal(directory: directory)
+            Issue.record("a newer format should be refused")
+        } catch let error as JournalError {
+            #expect(error.code == .unsupportedVersion)
+        }
+
+        try FileManager.default.removeItem(at: snapshot)
+        #expect(throws: JournalError.self) { try Journal(directory: directory) }
+    }
+
+    @Test("compaction keeps the files proportional to the live data")
+    func compaction() async throws {
+        let directory = temporaryDirectory()
+        let journal = try Journal(directory: directory, compactionThreshold: 4096)
+        let value = #"{"payload":"\#(String(repeating: "z", count: 100))"}"#
+        for round in 0..<200 {
+            // Ten live keys, rewritten over and over: history grows, data does not.
+            try await journal.commit(batch(["key-\(round % 10)": value]))
+        }
+        #expect(journal.generation > 1)
+        let total = try snapshotOfFiles(directory).values.reduce(0) { $0 + $1.count }
+        #expect(total < 4096 * 3, "the journal holds \(total) bytes for 10 live documents")
+        #expect(try snapshotOfFiles(directory).count == 2)
+        let reopened = try Journal(directory: directory)
+        #expect(reopened.loadedDocuments.count == 10)
+        #expect(reopened.loadedDocuments["key-3"] == json(value))
+    }
+
+    @Test("concurrent commits are grouped into few fsyncs")
+    func groupCommit() async throws {
+        let journal = try Journal(directory: temporaryDirectory())
+        let before = journal.syncCount
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<1_000 {
+                group.addTask { try await journal.commit(batch(["k\(i)": "\(i)"])) }
+            }
+            try await group.waitForAll()
+        }
+        let syncs = journal.syncCount - before
+        #expect(syncs < 500, "\(syncs) fsyncs for 1,000 commits")
+        let reopened = try Journal(directory: journal.directoryForTests)
+        #expect(reopened.loadedDocuments.count == 1_000)
+    }
+}
