@@ -1,0 +1,51 @@
+// swift-tools-version: 6.1
+// Benchmarks for Cumulus. A package of its own, so that the root package keeps
+// zero dependencies: only this one pulls in ordo-one/package-benchmark.
+//
+//   swift package --package-path Benchmarks benchmark                # every harness benchmark
+//   swift package --package-path Benchmarks benchmark --filter 'Landmark.*'
+//   swift run -c release --package-path Benchmarks CodecRatios       # ratio table, no harness
+import PackageDescription
+
+let package = Package(
+    name: "CumulusBenchmarks",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    dependencies: [
+        // Named, so that targets can say `package: "Cumulus"` whatever the
+        // checkout directory is called (a bare path's identity is its last component).
+        .package(name: "Cumulus", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // The models and batches every workload measures, shared so that the
+        // harness and CodecRatios measure exactly the same values.
+        .target(
+            name: "BenchmarkModels",
+            dependencies: [.product(name: "CloudCodable", package: "Cumulus")]
+        ),
+        // The ratio table: each Cumulus path against its Foundation baseline,
+        // back to back in one process. No harness.
+        .executableTarget(
+            name: "CodecRatios",
+            dependencies: [
+                "BenchmarkModels",
+                .product(name: "CloudCodable", package: "Cumulus"),
+            ]
+        ),
+        // Harness benchmarks (package-benchmark wants them in Benchmarks/<Name>/).
+        .executableTarget(
+            name: "Serialisation",
+            dependencies: [
+                "BenchmarkModels",
+                .product(name: "CloudCodable", package: "Cumulus"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Serialisation",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // Engine workloads (upload → journal, sync round trips against
+        // InMemoryCloudDatabase and the server) go here as further
+        // Benchmarks/<Name>/ targets once the engine lands.
+    ],
+    swiftLanguageModes: [.v6]
+)

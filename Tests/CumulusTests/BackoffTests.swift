@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+@testable import Cumulus
+
+@Suite("Backoff")
+struct BackoffTests {
+    @Test("delays double from the initial delay up to the maximum")
+    func exponential() {
+        var backoff = Backoff(
+            policy: RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(10), jitter: 0, maximumAttempts: 6))
+        let delays = (0..<6).map { _ in backoff.nextDelay(retryAfter: nil, random: 0.5) }
+        #expect(delays == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(10), .seconds(10)])
+        #expect(!backoff.canRetry)
+        backoff.reset()
+        #expect(backoff.canRetry)
+        #expect(backoff.nextDelay(retryAfter: nil, random: 0.5) == .seconds(1))
+    }
+
+    @Test("the server's retry-after is a floor")
+    func retryAfter() {
+        var backoff = Backoff(policy: RetryPolicy(initialDelay: .seconds(1), jitter: 0))
+        #expect(backoff.nextDelay(retryAfter: .seconds(30), random: 0) == .seconds(30))
+        #expect(backoff.nextDelay(retryAfter: .milliseconds(10), random: 0) == .seconds(2))
+    }
+
+    @Test("jitter spreads the delay evenly around its base")
+    func jitter() {
+        let policy = RetryPolicy(initialDelay: .seconds(10), jitter: 0.2)
+        var low = Backoff(policy: policy)
+        var high = Backoff(policy: policy)
+        var middle = Backoff(policy: policy)
+        #expect(low.nextDelay(retryAfter: nil, random: 0) == .seconds(8))
+        #expect(middle.nextDelay(retryAfter: nil, random: 0.5) == .seconds(10))
+        let top = high.nextDelay(retryAfter: nil, random: 0.999_999)
+        #expect(top > .milliseconds(11_999) && top <= .seconds(12))
+    }
+}
+
+@Suite("Broadcaster")
+struct BroadcasterTests {
+    @Test("every subscriber sees every value from when it subscribed")
+    func fanOut() async {
+        let broadcaster = Broadcaster<Int>()
+        broadcaster.yield(0)
+        let first = broadcaster.subscribe()
+        let second = broadcaster.subscribe()
+        broadcaster.yield(1)
+        broadcaster.yield(2)
+        broadcaster.finish()
+        #expect(await Array(first) == [1, 2])
+        #expect(await Array(second) == [1, 2])
+    }
+
+    @Test("a subscriber that goes away is removed")
+    func cleanup() async {
+        let broadcaster = Broadcaster<Int>()
+        do {
+            let stream = broadcaster.subscribe()
+            #expect(broadcaster.subscriberCount == 1)
+            _ = stream
+        }
+        // The stream was dropped: its termination handler ran.
+        #expect(broadcaster.subscriberCount == 0)
+    }
+
+    @Test("a replaying broadcaster gives a new subscriber the latest value first")
+    func replay() async {
+        let broadcaster = Broadcaster<String>(replaysLatest: true)
+        broadcaster.yield("old")
+        broadcaster.yield("current")
+        let stream = broadcaster.subscribe()
+        broadcaster.yield("next")
+        broadcaster.finish()
+        #expect(await Array(stream) == ["current", "next"])
+    }
+}
+
+extension Array {
+    /// Collects an async sequence that finishes.
+    init<S: AsyncSequence>(_ sequence: S) async where S.Element == Element {
+        var result: [Element] = []
+        do {
+            for try await element in sequence { result.append(element) }
+        } catch {}
+        self = result
+    }
+}
