@@ -7,12 +7,15 @@ let package = Package(
     products: [
         .library(name: "CloudCodable", targets: ["CloudCodable"]),
         .library(name: "Cumulus", targets: ["Cumulus"]),
+        .library(name: "CumulusTesting", targets: ["CumulusTesting"]),
     ],
     targets: [
         .target(name: "CloudCodable"),
         .target(name: "Cumulus", dependencies: ["CloudCodable"]),
+        .target(name: "CumulusTesting", dependencies: ["Cumulus"]),
         .testTarget(name: "CloudCodableTests", dependencies: ["CloudCodable"]),
-        .testTarget(name: "CumulusTests", dependencies: ["Cumulus", "CumulusCrashChild"]),
+        .testTarget(name: "CumulusTestingTests", dependencies: ["CumulusTesting"]),
+        .testTarget(name: "CumulusTests", dependencies: ["Cumulus", "CumulusTesting", "CumulusCrashChild"]),
         // A process for the crash tests to kill with SIGKILL mid-burst; not a product.
         .executableTarget(name: "CumulusCrashChild", dependencies: ["Cumulus"], path: "Tests/CumulusCrashChild"),
     ],

@@ -15,10 +15,22 @@ extension SyncEngine {
     public func sync() async throws {
         // One run at a time; a call waits for the run under way and then
         // makes its own, so it sees everything up to the moment it was made.
-        while let running = currentRun { _ = try? await running.value }
+        while let running = currentRun {
+            _ = try? await running.value
+            // The run's own caller may not have resumed yet to clear it;
+            // awaiting a finished task again would spin on the actor.
+            if currentRun == running { currentRun = nil }
+        }
         let run = Task { try await self.performRun() }
         currentRun = run
-        defer { currentRun = nil }
+        defer {
+            if currentRun == run { currentRun = nil }
+            // A request that arrived after the run's last round starts another.
+            if rerunRequested && configuration.automaticSync {
+                rerunRequested = false
+                requestAutomaticSync()
+            }
+        }
         try await run.value
     }
 

@@ -1,0 +1,258 @@
+import Cumulus
+
+/// One device's view of a database of an ``InMemoryCloudServer``: the
+/// reference implementation of ``CloudDatabase``.
+///
+/// A handle is the server, a database scope and the account signed in on
+/// the device. Several handles signed in as one user are several devices of
+/// that user. A test can sign the device out, switch it to another user,
+/// or make its requests fail, without touching the others:
+///
+/// ```swift
+/// let server = InMemoryCloudServer()
+/// let phone = server.database(signedInAs: "alice")
+/// let engine = try await SyncEngine<Note>(database: phone, directory: directory)
+/// phone.inject(.networkFailure(afterApplying: true))   // the next answer is lost
+/// phone.signIn(as: "bob")                               // the engine hears .accountChanged
+/// ```
+///
+/// Every request (each protocol method but ``notifications()``) first waits
+/// the injected latency on the server's clock, then meets the next injected
+/// fault if any, then needs a signed-in user (`AUTHENTICATION_REQUIRED`
+/// otherwise); only then does the server carry it out.
+public final class InMemoryCloudDatabase: CloudDatabase {
+    /// The server the handle talks to.
+    public let server: InMemoryCloudServer
+    /// Which of the container's databases the handle reaches.
+    public let scope: DatabaseScope
+    private let handleID: Int
+
+    /// Creates a handle: a device signed in as `user` (or signed out, for
+    /// `nil`) on the server's database of `scope`. The same as
+    /// ``InMemoryCloudServer/database(scope:signedInAs:)``.
+    public init(server: InMemoryCloudServer, scope: DatabaseScope = .private, signedInAs user: String?) {
+        self.server = server
+        self.scope = scope
+        handleID = server.controls.registerHandle(scope: scope, account: user)
+    }
+
+    deinit {
+        server.controls.removeHandle(handleID)
+    }
+
+    // MARK: Account
+
+    /// The user signed in on this device, or `nil` when signed out.
+    public var signedInUser: String? {
+        server.controls.account(of: handleID)
+    }
+
+    /// Signs the device out: requests then throw `AUTHENTICATION_REQUIRED`
+    /// and the handle's notification streams hear `.accountChanged`.
+    public func signOut() {
+        server.controls.setAccount(nil, of: handleID)
+    }
+
+    /// Signs `user` in on the device, replacing whoever was: requests then
+    /// reach `user`'s databases, and the handle's notification streams hear
+    /// `.accountChanged` (unless `user` was already signed in).
+    public func signIn(as user: String) {
+        server.controls.setAccount(user, of: handleID)
+    }
+
+    // MARK: Faults
+
+    /// Makes this handle's next `count` requests (of the given kinds, or of
+    /// any kind) fail with `fault`. A handle's own faults come before the
+    /// server's (``InMemoryCloudServer/inject(_:count:on:)``).
+    public func inject(_ fault: InjectedFault, count: Int = 1, on requests: Set<CloudRequestKind>? = nil) {
+        server.controls.inject(fault, count: count, on: requests, handle: handleID)
+    }
+
+    /// Forgets the faults injected on this handle that no request has met yet.
+    public func removeInjectedFaults() {
+        server.controls.removeFaults(handle: handleID)
+    }
+
+    /// Makes each of this handle's requests wait `latency` on the server's
+    /// clock; `nil` goes back to the server's latency
+    /// (``InMemoryCloudServer/setLatency(_:)``).
+    public func setLatency(_ latency: Duration?) {
+        server.controls.setLatency(latency, handle: handleID)
+    }
+
+    // MARK: Requests
+
+    /// Carries out a request the way the protocol says: latency, fault,
+    /// authentication, then the server's work (and a fault that comes after it).
+    private func perform<T: Sendable>(
+        _ kind: CloudRequestKind, _ body: @escaping @Sendable (isolated InMemoryCloudServer, Caller) throws -> T
+    ) async throws -> T {
+        let latency = server.controls.beginRequest(kind, handle: handleID)
+        if latency > .zero { try await server.time.sleep(for: latency) }
+        let fault = server.controls.takeFault(for: kind, handle: handleID)
+        if let fault, !fault.afterApplying { throw fault.error }
+        guard let user = server.controls.account(of: handleID) else {
+            throw CloudError(.authenticationRequired, reason: "no user is signed in")
+        }
+        let caller = Caller(user: user, scope: scope, handleID: handleID)
+        guard let fault else { return try await server.run(as: caller, body) }
+        _ = try? await server.run(as: caller, body)
+        throw fault.error
+    }
+
+    /// `records/modify`: applies the operations in order, as the CloudKit
+    /// Web Services reference says, with these choices where it is silent:
+    ///
+    /// - More than 200 operations, or two operations on one record, throw
+    ///   `BAD_REQUEST` and change nothing.
+    /// - A missing zone answers `ZONE_NOT_FOUND` for every record.
+    /// - `atomic` has no effect in the default zone (atomic commits need a
+    ///   custom zone); in a custom zone one failure makes the others answer
+    ///   `ATOMIC_ERROR` and nothing is applied.
+    /// - `create` of an existing record answers `EXISTS` with the server's
+    ///   record in ``CloudError/serverRecord``; `update`, `replace` and
+    ///   `delete` with a missing or stale change tag answer `CONFLICT` with
+    ///   it; `update`, `replace`, `delete` and `forceDelete` of a missing
+    ///   record answer `NOT_FOUND`.
+    /// - A record whose fields exceed ``InMemoryCloudServer/recordSizeLimit``
+    ///   answers `BAD_REQUEST`; so do a record whose zone is not the request's
+    ///   and a save that changes a record's type. A `create` with an empty
+    ///   record name gets a UUID.
+    /// - In the public database only a record's creator may change it
+    ///   (`ACCESS_DENIED`).
+    /// - `VALIDATE` references must point at records that exist once the
+    ///   request is applied (`VALIDATING_REFERENCE_ERROR`); deleting a record
+    ///   deletes the records of the zone that refer to it with `DELETE_SELF`.
+    public func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws
+        -> [RecordResult]
+    {
+        try await perform(.modifyRecords) { server, caller in
+            try server.modifyRecords(operations, zoneID: zoneID, atomic: atomic, caller: caller)
+        }
+    }
+
+    /// `records/lookup`: the records by name, `NOT_FOUND` for missing ones and
+    /// `ZONE_NOT_FOUND` for all when the zone is missing; more than 200 names
+    /// throw `BAD_REQUEST`.
+    public func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws
+        -> [RecordResult]
+    {
+        try await perform(.lookupRecords) { server, caller in
+            try server.lookupRecords(recordNames, zoneID: zoneID, desiredKeys: desiredKeys, caller: caller)
+        }
+    }
+
+    /// `records/query`: a page of at most `resultsLimit` (default and
+    /// maximum 200) matching records. A missing zone throws `ZONE_NOT_FOUND`;
+    /// a comparator that cannot take the filter's value, a bad marker or a
+    /// `resultsLimit` below 1 throw `BAD_REQUEST`. The marker is the position
+    /// of the next page, so writes between pages may shift the results.
+    public func queryRecords(
+        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?,
+        desiredKeys: [String]?
+    ) async throws -> QueryResult {
+        try await perform(.queryRecords) { server, caller in
+            try server.queryRecords(
+                query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: continuationMarker,
+                desiredKeys: desiredKeys, caller: caller)
+        }
+    }
+
+    /// `changes/zone`: for each zone, the latest state of every record that
+    /// changed since the token (deleted ones as `.deleted`; tombstones are
+    /// kept for as long as the zone lives), oldest change first, at most
+    /// `resultsLimit` (default and maximum 200) per page.
+    ///
+    /// A zone answers `ZONE_NOT_FOUND` when missing, `CHANGE_TOKEN_EXPIRED`
+    /// for a token of an earlier incarnation of the zone (deleted and
+    /// created again, or expired with ``InMemoryCloudServer/expireChangeTokens(in:ownedBy:)``),
+    /// and `BAD_REQUEST` for a token that is not a zone token or a
+    /// `resultsLimit` below 1. The public database throws `BAD_REQUEST`.
+    public func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
+        try await perform(.fetchZoneChanges) { server, caller in
+            try server.fetchZoneChanges(requests, caller: caller)
+        }
+    }
+
+    /// `changes/database`: the zones created, changed or deleted since the
+    /// token, each once in its latest state. A fresh database reports its
+    /// default zone. A bad token throws `BAD_REQUEST`, an expired one
+    /// `CHANGE_TOKEN_EXPIRED`; the public database throws `BAD_REQUEST`.
+    public func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws
+        -> DatabaseChanges
+    {
+        try await perform(.fetchDatabaseChanges) { server, caller in
+            try server.fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit, caller: caller)
+        }
+    }
+
+    /// `zones/list`: the default zone first, then the others by name.
+    public func listZones() async throws -> [RecordZone] {
+        try await perform(.listZones) { server, caller in server.listZones(caller: caller) }
+    }
+
+    /// `zones/lookup`: `ZONE_NOT_FOUND` for missing zones.
+    public func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] {
+        try await perform(.lookupZones) { server, caller in try server.lookupZones(zoneIDs, caller: caller) }
+    }
+
+    /// `zones/modify`: creating an existing zone succeeds and changes
+    /// nothing; deleting one removes its records and is recorded in the
+    /// database's changes. Deleting the default zone answers `BAD_REQUEST`,
+    /// deleting a missing zone `ZONE_NOT_FOUND`; creating zones works only in
+    /// the private database (`BAD_REQUEST` elsewhere). Two operations on one
+    /// zone throw `BAD_REQUEST`.
+    public func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult] {
+        try await perform(.modifyZones) { server, caller in try server.modifyZones(operations, caller: caller) }
+    }
+
+    /// `subscriptions/modify`: saving creates or replaces (`ZONE_NOT_FOUND`
+    /// for a missing zone); deleting a missing subscription answers `NOT_FOUND`.
+    /// Subscriptions belong to the user, not to the device.
+    public func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
+        try await perform(.modifySubscriptions) { server, caller in
+            try server.modifySubscriptions(operations, caller: caller)
+        }
+    }
+
+    /// `subscriptions/list`: the user's subscriptions in this database, by identifier.
+    public func listSubscriptions() async throws -> [Subscription] {
+        try await perform(.listSubscriptions) { server, caller in server.listSubscriptions(caller: caller) }
+    }
+
+    /// `subscriptions/lookup`: `NOT_FOUND` for missing subscriptions.
+    public func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] {
+        try await perform(.lookupSubscriptions) { server, caller in
+            try server.lookupSubscriptions(subscriptionIDs, caller: caller)
+        }
+    }
+
+    /// `users/current`: the signed-in user; `AUTHENTICATION_REQUIRED` when
+    /// the device is signed out.
+    public func currentUser() async throws -> UserIdentity {
+        try await perform(.currentUser) { _, caller in UserIdentity(userRecordName: caller.user) }
+    }
+
+    /// A new stream of the server's notifications to this device.
+    ///
+    /// After each write that changes a zone of this database (records
+    /// saved or deleted, zones created or deleted, by any device of the
+    /// user, this one included), the stream yields `.zoneChanged` for each
+    /// of the user's subscriptions on the zone, then `.databaseChanged`
+    /// (private and shared databases only). It yields `.accountChanged` when
+    /// the device signs out or switches user. Notifications are in the
+    /// stream before the write's answer returns. The stream ends when the
+    /// handle goes away and is dropped from the server when its reader stops.
+    public func notifications() -> AsyncStream<CloudNotification> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CloudNotification.self)
+        let controls = server.controls
+        let handleID = handleID
+        guard let streamID = controls.addStream(continuation, to: handleID) else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { _ in controls.removeStream(streamID, from: handleID) }
+        return stream
+    }
+}

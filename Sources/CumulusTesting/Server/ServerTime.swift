@@ -1,0 +1,28 @@
+import Foundation
+
+/// The server's view of an injected clock: the wall-clock date of its
+/// timestamps, and waits for injected latency.
+struct ServerTime: Sendable {
+    private let elapsed: @Sendable () -> Duration
+    private let sleepFor: @Sendable (Duration) async throws -> Void
+    /// The date the clock's reading at creation stands for.
+    let startDate: Date
+
+    init<C: Clock>(clock: C, startDate: Date) where C.Duration == Duration {
+        let start = clock.now
+        self.startDate = startDate
+        elapsed = { start.duration(to: clock.now) }
+        sleepFor = { try await clock.sleep(until: clock.now.advanced(by: $0), tolerance: nil) }
+    }
+
+    /// The server's current date: the start date plus the time the clock has moved.
+    func now() -> Date {
+        let components = elapsed().components
+        return startDate.addingTimeInterval(Double(components.seconds) + Double(components.attoseconds) / 1e18)
+    }
+
+    /// Waits `duration` on the clock.
+    func sleep(for duration: Duration) async throws {
+        try await sleepFor(duration)
+    }
+}

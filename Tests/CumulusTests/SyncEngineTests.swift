@@ -1,0 +1,228 @@
+import CumulusTesting
+import Foundation
+import Testing
+
+@testable import Cumulus
+
+struct Note: CloudCodable, Identifiable, Hashable {
+    var id: String
+    var title: String
+    var body: String = ""
+    var tag: String? = nil
+    var cloudMetadata: RecordMetadata?
+
+    /// The note's content, without the server's metadata.
+    var content: [String?] { [id, title, body, tag] }
+}
+
+/// Two or more devices of one user against one in-memory server.
+struct Devices {
+    let server: InMemoryCloudServer
+    let clock: ManualClock?
+
+    init(clock: ManualClock? = nil) {
+        self.clock = clock
+        server = InMemoryCloudServer()
+    }
+
+    func engine(
+        user: String = "alice", directory: URL = temporaryDirectory("device"),
+        configure: (inout SyncConfiguration) -> Void = { _ in }
+    ) async throws -> (SyncEngine<Note>, InMemoryCloudDatabase, URL) {
+        let database = server.database(signedInAs: user)
+        var configuration = SyncConfiguration(automaticSync: false, retryPolicy: RetryPolicy(jitter: 0))
+        if let clock { configuration.clock = clock }
+        configure(&configuration)
+        let engine = try await SyncEngine<Note>(database: database, directory: directory, configuration: configuration)
+        return (engine, database, directory)
+    }
+}
+
+/// Collects what a stream yields, for later inspection.
+final class Collected<Element: Sendable>: @unchecked Sendable {
+    // Safety: `items` is guarded by `lock`.
+    private let lock = NSLock()
+    private var items: [Element] = []
+    private var task: Task<Void, Never>?
+
+    init(_ stream: AsyncStream<Element>) {
+        task = Task { [weak self] in
+            for await item in stream { self?.append(item) }
+        }
+    }
+
+    private func append(_ item: Element) {
+        lock.lock()
+        items.append(item)
+        lock.unlock()
+    }
+
+    var values: [Element] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
+
+    /// Waits (briefly, in real time) until `predicate` holds for the values.
+    func waitUntil(_ predicate: ([Element]) -> Bool) async -> Bool {
+        for _ in 0..<400 {
+            if predicate(values) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return predicate(values)
+    }
+
+    deinit { task?.cancel() }
+}
+
+@Suite("SyncEngine")
+struct SyncEngineTests {
+    @Test("an edit on one device reaches the other, and the acknowledgement comes back with metadata")
+    func twoDevices() async throws {
+        let devices = Devices()
+        let (phone, _, _) = try await devices.engine()
+        let (laptop, _, _) = try await devices.engine()
+        let changes = Collected(phone.changes)
+
+        try await phone.upload(Note(id: "n1", title: "Groceries"))
+        #expect(await phone.pendingChangeCount == 1)
+        #expect(await phone.model(withIdentifier: "n1")?.title == "Groceries")
+        try await phone.sync()
+        #expect(await phone.pendingChangeCount == 0)
+        let acknowledged = await changes.waitUntil { values in
+            values.contains { if case .updated(let notes) = $0 { notes.first?.cloudMetadata != nil } else { false } }
+        }
+        #expect(acknowledged)
+
+        try await laptop.sync()
+        let received = try #require(await laptop.model(withIdentifier: "n1"))
+        #expect(received.title == "Groceries")
+        #expect(received.cloudMetadata?.changeTag != nil)
+        #expect(received.cloudMetadata == (await phone.model(withIdentifier: "n1"))?.cloudMetadata)
+
+        try await laptop.delete(identifiers: ["n1"])
+        #expect(await laptop.model(withIdentifier: "n1") == nil)
+        try await laptop.sync()
+        try await phone.sync()
+        #expect(await phone.models.isEmpty)
+    }
+
+    @Test("offline edits on both devices converge through the resolver")
+    func offlineEditsConverge() async throws {
+        let devices = Devices()
+        let (phone, _, _) = try await devices.engine()
+        let (laptop, _, _) = try await devices.engine()
+        try await phone.upload(Note(id: "n", title: "Title", body: "Body"))
+        try await phone.sync()
+        try await laptop.sync()
+
+        var onPhone = try #require(await phone.model(withIdentifier: "n"))
+        onPhone.title = "Phone title"
+        try await phone.upload(onPhone)
+        var onLaptop = try #require(await laptop.model(withIdentifier: "n"))
+        onLaptop.body = "Laptop body"
+        try await laptop.upload(onLaptop)
+
+        let events = Collected(laptop.events)
+        try await phone.sync()
+        try await laptop.sync()  // meets the phone's version: a conflict, merged field by field
+        try await phone.sync()
+
+        let expected = ["n", "Phone title", "Laptop body", nil]
+        #expect(await phone.model(withIdentifier: "n")?.content == expected)
+        #expect(await laptop.model(withIdentifier: "n")?.content == expected)
+        #expect(await laptop.pendingChangeCount == 0)
+        let sawConflict = await events.waitUntil { $0.contains(.conflict(recordName: "n", resolution: .resolved)) }
+        #expect(sawConflict)
+        let stored = await devices.server.storedRecords(in: ZoneID(zoneName: "Note"), of: "alice")
+        #expect(stored.count == 1)
+        #expect(stored.first?["body"] == .string("Laptop body"))
+    }
+
+    @Test("a property set to nil is cleared on the server")
+    func nilClearsField() async throws {
+        let devices = Devices()
+        let (phone, _, _) = try await devices.engine()
+        let (laptop, _, _) = try await devices.engine()
+        try await phone.upload(Note(id: "n", title: "T", tag: "work"))
+        try await phone.sync()
+        var note = try #require(await phone.model(withIdentifier: "n"))
+        note.tag = nil
+        try await phone.upload(note)
+        try await phone.sync()
+        let stored = await devices.server.storedRecords(in: ZoneID(zoneName: "Note"), of: "alice")
+        #expect(stored.first?["tag"] == nil)
+        try await laptop.sync()
+        #expect(await laptop.model(withIdentifier: "n")?.tag == nil)
+    }
+
+    @Test("a later upload before sending replaces the queued one; a delete cancels it")
+    func coalescing() async throws {
+        let devices = Devices()
+        let (phone, _, _) = try await devices.engine()
+        try await phone.upload(Note(id: "a", title: "first"))
+        try await phone.upload(Note(id: "a", title: "second"))
+        try await phone.upload(Note(id: "b", title: "doomed"))
+        try await phone.delete(identifiers: ["b"])
+        #expect(await phone.pendingChangeCount == 1)
+        try await phone.sync()
+        let stored = await devices.server.storedRecords(in: ZoneID(zoneName: "Note"), of: "alice")
+        #expect(stored.map(\.recordName) == ["a"])
+        #expect(stored.first?["title"] == .string("second"))
+    }
+
+    @Test("uploads go out in batches of at most the configured size")
+    func batching() async throws {
+        let devices = Devices()
+        let (phone, _, _) = try await devices.engine { $0.batchSize = 200 }
+        try await phone.upload((0..<450).map { Note(id: "n\($0)", title: "\($0)") })
+        devices.server.resetRequestCounts()
+        try await phone.sync()
+        #expect(devices.server.requestCount(of: .modifyRecords) == 3)
+        let stored = await devices.server.storedRecords(in: ZoneID(zoneName: "Note"), of: "alice")
+        #expect(stored.count == 450)
+    }
+
+    @Test("a record over 1 MB is refused before anything is queued")
+    func sizeLimit() async throws {
+        let (phone, _, _) = try await Devices().engine()
+        let big = Note(id: "big", title: String(repeating: "x", count: 1_100_000))
+        await #expect(throws: RecordTooLargeError.self) {
+            try await phone.upload([Note(id: "ok", title: "fine"), big])
+        }
+        #expect(await phone.pendingChangeCount == 0)
+    }
+
+    @Test("an engine re-created from its directory continues where it was")
+    func restart() async throws {
+        let devices = Devices()
+        let directory = temporaryDirectory("restart")
+        do {
+            let (phone, _, _) = try await devices.engine(directory: directory)
+            try await phone.upload(Note(id: "synced", title: "one"))
+            try await phone.sync()
+            try await phone.upload(Note(id: "pending", title: "two"))
+        }
+        let (again, _, _) = try await devices.engine(directory: directory)
+        #expect(await again.pendingChangeCount == 1)
+        #expect(await again.models.map(\.id) == ["pending", "synced"])
+        #expect(await again.model(withIdentifier: "synced")?.cloudMetadata?.changeTag != nil)
+        devices.server.resetRequestCounts()
+        try await again.sync()
+        #expect(await again.pendingChangeCount == 0)
+        let stored = await devices.server.storedRecords(in: ZoneID(zoneName: "Note"), of: "alice")
+        #expect(Set(stored.map(\.recordName)) == ["pending", "synced"])
+    }
+
+    @Test("several readers of changes each get every change")
+    func severalReaders() async throws {
+        let (phone, _, _) = try await Devices().engine()
+        let first = Collected(phone.changes)
+        let second = Collected(phone.changes)
+        try await phone.upload(Note(id: "n", title: "t"))
+        try await phone.sync()
+        #expect(await first.waitUntil { !$0.isEmpty })
+        #expect(await second.waitUntil { !$0.isEmpty })
+        #expect(first.values.count == second.values.count)
+    }
+}
