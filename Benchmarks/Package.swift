@@ -43,9 +43,16 @@ let package = Package(
             path: "Benchmarks/Serialisation",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // Engine workloads (upload → journal, sync round trips against
-        // InMemoryCloudDatabase and the server) go here as further
-        // Benchmarks/<Name>/ targets once the engine lands.
+        // Engine workloads: upload into the journal, fetch and apply a large
+        // zone from InMemoryCloudDatabase, re-open a large journal.
+        .executableTarget(
+            name: "EngineWorkloads",
+            dependencies: [
+                "BenchmarkModels",
+                .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CumulusTesting", package: "Cumulus"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

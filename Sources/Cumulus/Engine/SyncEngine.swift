@@ -113,6 +113,10 @@ public actor SyncEngine<Model: CloudCodable> {
         return serverModels[identifier]
     }
 
+    /// The number of `fsync` calls the engine's journal has made since the
+    /// engine was opened: how many durable writes its changes cost.
+    public nonisolated var journalSyncCount: Int { journal.syncCount }
+
     /// The number of local changes the server has not acknowledged.
     public var pendingChangeCount: Int { pending.count }
 

@@ -47,16 +47,22 @@ extension InMemoryCloudServer {
         func isWanted(_ entry: RecordEntry) -> Bool {
             wanted?.contains(entry.recordType) ?? true
         }
-        let pending = zone.entries.values.filter { $0.serial > since }.sorted { $0.serial < $1.serial }
         var records: [RecordResult] = []
         var end = zone.serial
         var moreComing = false
-        for (index, entry) in pending.enumerated() where isWanted(entry) {
+        var previous = since
+        var serial = since
+        while serial < zone.serial {
+            serial += 1
+            guard let recordName = zone.namesBySerial[serial], let entry = zone.entries[recordName],
+                isWanted(entry)
+            else { continue }
             if records.count == limit {
                 moreComing = true
-                end = pending[index - 1].serial
+                end = previous
                 break
             }
+            previous = serial
             if let record = entry.record {
                 records.append(.record(record.keeping(request.desiredKeys)))
             } else {

@@ -60,6 +60,9 @@ struct ZoneState: Sendable {
     /// The serial of the zone's last change.
     var serial = 0
     var entries: [String: RecordEntry] = [:]
+    /// The record whose latest change has each serial: a page of changes
+    /// walks serials in order instead of sorting every entry.
+    var namesBySerial: [Int: String] = [:]
 
     init(incarnation: Int) {
         self.incarnation = incarnation
@@ -79,6 +82,8 @@ struct ZoneState: Sendable {
 
     mutating func save(_ record: Record) {
         serial += 1
+        if let old = entries[record.recordName]?.serial { namesBySerial[old] = nil }
+        namesBySerial[serial] = record.recordName
         entries[record.recordName] = RecordEntry(
             serial: serial, recordName: record.recordName, recordType: record.recordType, record: record)
     }
@@ -87,6 +92,8 @@ struct ZoneState: Sendable {
     mutating func delete(_ name: String) {
         guard let entry = entries[name], entry.record != nil else { return }
         serial += 1
+        namesBySerial[entry.serial] = nil
+        namesBySerial[serial] = name
         entries[name] = RecordEntry(serial: serial, recordName: name, recordType: entry.recordType, record: nil)
     }
 }
