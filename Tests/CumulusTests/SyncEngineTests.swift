@@ -214,6 +214,35 @@ struct SyncEngineTests {
         #expect(Set(stored.map(\.recordName)) == ["pending", "synced"])
     }
 
+    @Test("a large replica re-opens whole: every model, pending change and ancestor")
+    func largeRestart() async throws {
+        let devices = Devices()
+        let directory = temporaryDirectory("large")
+        let count = 6_000  // enough for the load to be split across cores
+        var expected: [Note] = []
+        do {
+            let (phone, _, _) = try await devices.engine(directory: directory)
+            try await phone.upload((0..<count).map { Note(id: String(format: "n%05d", $0), title: "title \($0)") })
+            try await phone.sync()
+            var edited = try #require(await phone.model(withIdentifier: "n00007"))
+            edited.body = "edited offline"
+            try await phone.upload(edited)
+            try await phone.delete(identifiers: ["n00008"])
+            expected = await phone.models
+        }
+        let (again, _, _) = try await devices.engine(directory: directory)
+        #expect(await again.pendingChangeCount == 2)
+        let reopened = await again.models
+        #expect(reopened.count == count - 1)
+        #expect(reopened == expected)
+        #expect(reopened.allSatisfy { $0.cloudMetadata?.changeTag != nil })
+        try await again.sync()
+        #expect(await again.pendingChangeCount == 0)
+        let stored = await devices.server.storedRecords(in: ZoneID(zoneName: "Note"), of: "alice")
+        #expect(stored.count == count - 1)
+        #expect(stored.first { $0.recordName == "n00007" }?["body"] == .string("edited offline"))
+    }
+
     @Test("several readers of changes each get every change")
     func severalReaders() async throws {
         let (phone, _, _) = try await Devices().engine()

@@ -79,7 +79,7 @@ extension SyncEngine {
         let name = change.name
         switch result {
         case .record(let record):
-            acknowledge(record, change, &outcome)
+            try acknowledge(record, change, &outcome)
         case .deleted:
             acknowledgeDeletion(change, &outcome)
         case .failure(let error):
@@ -119,10 +119,11 @@ extension SyncEngine {
 
     /// The server stored the record: it becomes the new ancestor, and the
     /// model comes back to the app with fresh metadata.
-    private func acknowledge(_ record: Record, _ change: SentChange, _ outcome: inout BatchOutcome) {
+    private func acknowledge(_ record: Record, _ change: SentChange, _ outcome: inout BatchOutcome) throws {
         let name = change.name
+        // Encoded first: a record the journal cannot hold changes nothing.
+        outcome.journal.set(JournalKeys.server(name), try WireFormat.encode(record))
         serverRecords[name] = record
-        outcome.journal.set(JournalKeys.server(name), (try? WireFormat.encode(record)) ?? [])
         let model = try? decoder.decode(Model.self, from: record)
         serverModels[name] = model
         conflictAttempts[name] = nil
@@ -138,9 +139,9 @@ extension SyncEngine {
         switch current.kind {
         case .save(var newer):
             newer.metadata = record.metadata
+            outcome.journal.set(JournalKeys.save(name), try WireFormat.encode(newer))
             pending[name]?.kind = .save(newer)
             pendingModels[name]?.cloudMetadata = record.metadata
-            outcome.journal.set(JournalKeys.save(name), (try? WireFormat.encode(newer)) ?? [])
         case .delete:
             pending[name]?.kind = .delete(baseTag: record.changeTag)
             outcome.journal.set(JournalKeys.delete(name), DeleteDocument.json(baseTag: record.changeTag))

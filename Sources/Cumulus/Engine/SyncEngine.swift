@@ -70,7 +70,7 @@ public actor SyncEngine<Model: CloudCodable> {
         encoder = RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID)
         journal = try Journal(directory: directory)
         meta = EngineMeta()
-        try load(journal.loadedDocuments)
+        try await load(journal.takeLoadedDocuments())
         if configuration.automaticSync { startAutomaticSync() }
     }
 
@@ -222,17 +222,20 @@ public actor SyncEngine<Model: CloudCodable> {
 
     // MARK: Loading
 
-    private func load(_ documents: [String: [UInt8]]) throws {
+    /// Rebuilds the replica and the pending changes from the journal's
+    /// documents. Records and models are decoded on every core: this is
+    /// what re-opening a large replica costs.
+    private func load(_ documents: [String: [UInt8]]) async throws {
+        var serverDocuments: [(key: String, json: [UInt8])] = []
+        var saveDocuments: [(key: String, json: [UInt8])] = []
+        serverDocuments.reserveCapacity(documents.count)
         for (key, value) in documents {
             if key == JournalKeys.meta {
                 meta = try EngineMeta(json: value)
             } else if key.hasPrefix(JournalKeys.serverPrefix) {
-                let record = try journalRecord(value, key: key)
-                serverRecords[record.recordName] = record
+                serverDocuments.append((key, value))
             } else if key.hasPrefix(JournalKeys.savePrefix) {
-                let record = try journalRecord(value, key: key)
-                generationCounter += 1
-                pending[record.recordName] = PendingChange(kind: .save(record), generation: generationCounter)
+                saveDocuments.append((key, value))
             } else if key.hasPrefix(JournalKeys.deletePrefix) {
                 let name = String(key.dropFirst(JournalKeys.deletePrefix.count))
                 generationCounter += 1
@@ -240,23 +243,64 @@ public actor SyncEngine<Model: CloudCodable> {
                     kind: .delete(baseTag: try DeleteDocument.baseTag(value)), generation: generationCounter)
             }
         }
-        for (name, record) in serverRecords {
-            if let model = try? decoder.decode(Model.self, from: record) { serverModels[name] = model }
+
+        // A server version that does not decode as a model stays in the
+        // replica as a record (the sync reports it); a pending save was
+        // written by this engine from a model, so it must decode.
+        let servers = try await Self.decode(serverDocuments, modelsRequired: false)
+        serverRecords.reserveCapacity(servers.count)
+        serverModels.reserveCapacity(servers.count)
+        for (record, model) in servers {
+            serverRecords[record.recordName] = record
+            if let model { serverModels[record.recordName] = model }
         }
-        for (name, change) in pending {
-            if case .save(let record) = change.kind {
-                // Written by this engine from a model, so it decodes unless
-                // the model type changed incompatibly.
-                pendingModels[name] = try decoder.decode(Model.self, from: record)
-            }
+        for (record, model) in try await Self.decode(saveDocuments, modelsRequired: true) {
+            generationCounter += 1
+            pending[record.recordName] = PendingChange(kind: .save(record), generation: generationCounter)
+            pendingModels[record.recordName] = model
         }
     }
 
-    private func journalRecord(_ json: [UInt8], key: String) throws -> Record {
-        do {
-            return try WireFormat.decodeRecord(from: json)
-        } catch {
-            throw JournalError(.corrupted, "the journal entry \(key) is not a record: \(error)")
+    /// Decodes journal documents into records and models, in parallel when
+    /// there are enough of them to be worth it.
+    private static func decode(_ documents: [(key: String, json: [UInt8])], modelsRequired: Bool) async throws
+        -> [(Record, Model?)]
+    {
+        let workers = min(ProcessInfo.processInfo.activeProcessorCount, 16)
+        guard workers > 1, documents.count >= 4_096 else {
+            return try decode(documents[...], modelsRequired: modelsRequired)
         }
+        let chunkSize = (documents.count + workers - 1) / workers
+        return try await withThrowingTaskGroup(of: (Int, [(Record, Model?)]).self) { group in
+            for (index, start) in stride(from: 0, to: documents.count, by: chunkSize).enumerated() {
+                let chunk = documents[start..<min(start + chunkSize, documents.count)]
+                group.addTask { (index, try decode(chunk, modelsRequired: modelsRequired)) }
+            }
+            var chunks: [[(Record, Model?)]] = Array(repeating: [], count: workers)
+            for try await (index, decoded) in group { chunks[index] = decoded }
+            return chunks.flatMap { $0 }
+        }
+    }
+
+    private static func decode(_ documents: ArraySlice<(key: String, json: [UInt8])>, modelsRequired: Bool) throws
+        -> [(Record, Model?)]
+    {
+        let decoder = RecordDecoder()
+        var decoded: [(Record, Model?)] = []
+        decoded.reserveCapacity(documents.count)
+        for (key, json) in documents {
+            let record: Record
+            do {
+                record = try json.withUnsafeBytes { try WireFormat.decodeRecord(from: $0) }
+            } catch {
+                throw JournalError(.corrupted, "the journal entry \(key) is not a record: \(error)")
+            }
+            if modelsRequired {
+                decoded.append((record, try decoder.decode(Model.self, from: record)))
+            } else {
+                decoded.append((record, try? decoder.decode(Model.self, from: record)))
+            }
+        }
+        return decoded
     }
 }

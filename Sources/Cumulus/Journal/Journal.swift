@@ -62,7 +62,8 @@ struct JournalBatch: Sendable {
 ///   proportional to the data, not to its history.
 final class Journal: @unchecked Sendable {
     // Safety: `lock` guards `queued`, `flushScheduled` and `failure`;
-    // `documents` and `files` are touched only on `ioQueue`, one block at a time.
+    // `documents`, `loadedDocuments` and `files` are touched only on
+    // `ioQueue` (or in `init`), one block at a time.
     static let format = "cumulus.journal"
     static let version = 1
 
@@ -76,8 +77,9 @@ final class Journal: @unchecked Sendable {
     /// The log may grow to this size, or to the snapshot's size if larger,
     /// before it is folded into a new snapshot.
     let compactionThreshold: Int
-    /// The documents as they were on disk when the journal was opened.
-    let loadedDocuments: [String: [UInt8]]
+    /// The documents as they were on disk when the journal was opened,
+    /// until ``takeLoadedDocuments()`` hands them over.
+    private(set) var loadedDocuments: [String: [UInt8]]
 
     /// Opens the journal in `directory`, creating it if needed.
     init(directory: URL, compactionThreshold: Int = 1 << 20) throws {
@@ -86,6 +88,16 @@ final class Journal: @unchecked Sendable {
         loadedDocuments = loaded.documents
         files = loaded.files
         self.compactionThreshold = compactionThreshold
+    }
+
+    /// Returns the documents as they were on disk when the journal was
+    /// opened, and lets go of the journal's second reference to them, so
+    /// that its first write does not copy the whole table.
+    func takeLoadedDocuments() -> [String: [UInt8]] {
+        ioQueue.sync {
+            defer { loadedDocuments = [:] }
+            return loadedDocuments
+        }
     }
 
     /// The journal's directory.

@@ -1,6 +1,14 @@
 import CloudCodable
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Reads a journal directory: the newest snapshot, then its log.
 enum JournalLoader {
     struct Loaded {
@@ -40,14 +48,14 @@ enum JournalLoader {
         }
 
         let snapshotName = JournalFiles.snapshotName(newest)
-        let snapshot = try read(directory.appendingPathComponent(snapshotName), name: snapshotName)
+        let snapshot = try readFile(directory.appendingPathComponent(snapshotName), name: snapshotName)
         var documents = try parseSnapshot(snapshot, name: snapshotName, generation: newest)
 
         let logName = JournalFiles.logName(newest)
         var logSize = 0
         var tornAt: Int?
         if logs.contains(newest) {
-            let log = try read(directory.appendingPathComponent(logName), name: logName)
+            let log = try readFile(directory.appendingPathComponent(logName), name: logName)
             let replay = try replayLog(log, name: logName, into: &documents)
             logSize = replay.validLength
             if replay.validLength < log.count { tornAt = replay.validLength }
@@ -72,12 +80,30 @@ enum JournalLoader {
         return Int(name.dropFirst(prefix.count).dropLast(".jsonl".count))
     }
 
-    private static func read(_ url: URL, name: String) throws(JournalError) -> [UInt8] {
-        do {
-            return [UInt8](try Data(contentsOf: url))
-        } catch {
-            throw JournalError(.io, file: name, "cannot read: \(error)")
+    /// Reads a whole file into one buffer, without going through `Data`.
+    private static func readFile(_ url: URL, name: String) throws(JournalError) -> [UInt8] {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw JournalFiles.ioError("cannot open \(name)", errno) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw JournalFiles.ioError("cannot inspect \(name)", errno) }
+        let size = Int(status.st_size)
+        var failure: Int32?
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            initialized = 0
+            while initialized < size {
+                let count = read(descriptor, buffer.baseAddress! + initialized, size - initialized)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if count == 0 { break }  // The file shrank while being read.
+                initialized += count
+            }
         }
+        if let failure { throw JournalFiles.ioError("cannot read \(name)", failure) }
+        return bytes
     }
 
     // MARK: Snapshots
@@ -88,6 +114,8 @@ enum JournalLoader {
         writer.appendInt(Int64(Journal.version))
         writer.appendRaw(",\"generation\":")
         writer.appendInt(Int64(generation))
+        writer.appendRaw(",\"entries\":")
+        writer.appendInt(Int64(documents.count))
         writer.appendRaw("}\n")
         for key in documents.keys.sorted() {
             writer.appendRaw("{\"k\":")
@@ -113,7 +141,7 @@ enum JournalLoader {
             var start = 0
             while start < buffer.count {
                 lineNumber += 1
-                guard let newline = buffer[start...].firstIndex(of: 0x0A) else {
+                guard let newline = nextNewline(in: buffer, from: start) else {
                     return .failure(
                         JournalError(.corrupted, file: name, line: lineNumber, "the last line is incomplete"))
                 }
@@ -124,7 +152,8 @@ enum JournalLoader {
                 do {
                     try reader.expect(UInt8(ascii: "{"))
                     if !sawHeader {
-                        try parseHeader(&reader, generation: generation)
+                        let entries = try parseHeader(&reader, generation: generation)
+                        documents.reserveCapacity(entries ?? 0)
                         sawHeader = true
                     } else {
                         let key = try reader.readString()
@@ -178,19 +207,26 @@ enum JournalLoader {
         return documents
     }
 
-    private static func parseHeader(_ reader: inout RawJSONReader, generation: Int) throws {
+    /// Checks the snapshot's first line; returns the number of entries it
+    /// announces, if it does.
+    private static func parseHeader(_ reader: inout RawJSONReader, generation: Int) throws -> Int? {
         var format: String?
         var version: Int?
         var fileGeneration: Int?
+        var entries: Int?
         repeat {
             let key = try reader.readString()
             try reader.expect(UInt8(ascii: ":"))
             switch key {
             case "format": format = try reader.readString()
-            case "version", "generation":
+            case "version", "generation", "entries":
                 let range = try reader.skipValue()
                 let number = Int(String(decoding: reader.bytes[range], as: UTF8.self))
-                if key == "version" { version = number } else { fileGeneration = number }
+                switch key {
+                case "version": version = number
+                case "generation": fileGeneration = number
+                default: entries = number.map { min(max($0, 0), 1 << 24) }
+                }
             default: _ = try reader.skipValue()
             }
         } while reader.consume(UInt8(ascii: ","))
@@ -205,6 +241,14 @@ enum JournalLoader {
         guard fileGeneration == generation else {
             throw RawJSONReader.Failure(offset: reader.position, message: "the header names another generation")
         }
+        return entries
+    }
+
+    private static func nextNewline(in buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard start < buffer.count, let base = buffer.baseAddress,
+            let found = memchr(base + start, 0x0A, buffer.count - start)
+        else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
     // MARK: Logs
@@ -218,7 +262,7 @@ enum JournalLoader {
         let result: Result<Int, JournalError> = bytes.withUnsafeBufferPointer { buffer in
             var start = 0
             while start < buffer.count {
-                guard let newline = buffer[start...].firstIndex(of: 0x0A) else { break }
+                guard let newline = nextNewline(in: buffer, from: start) else { break }
                 lineNumber += 1
                 var reader = RawJSONReader(buffer, from: start, to: newline)
                 do {

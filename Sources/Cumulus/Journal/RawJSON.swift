@@ -62,7 +62,7 @@ struct RawJSONReader {
         // Re-read through the full parser only when there are escapes.
         let inner = UnsafeBufferPointer(rebasing: bytes[(start + 1)..<(position - 1)])
         if !inner.contains(UInt8(ascii: "\\")) {
-            guard let text = String(bytes: inner, encoding: .utf8) else {
+            guard let text = String(validating: inner, as: UTF8.self) else {
                 throw Failure(offset: start, message: "invalid UTF-8 in a string")
             }
             return text
