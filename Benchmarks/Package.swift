@@ -4,6 +4,7 @@
 //
 //   swift package --package-path Benchmarks benchmark                # every harness benchmark
 //   swift package --package-path Benchmarks benchmark --filter 'Landmark.*'
+//   swift package --package-path Benchmarks benchmark --target Engine
 //   swift run -c release --package-path Benchmarks CodecRatios       # ratio table, no harness
 import PackageDescription
 
@@ -43,15 +44,18 @@ let package = Package(
             path: "Benchmarks/Serialisation",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // Engine workloads: upload into the journal, fetch and apply a large
-        // zone from InMemoryCloudDatabase, re-open a large journal.
+        // Engine workloads: upload until durable, fetch and apply a large zone
+        // from InMemoryCloudDatabase, re-open a large replica.
         .executableTarget(
-            name: "EngineWorkloads",
+            name: "Engine",
             dependencies: [
                 "BenchmarkModels",
                 .product(name: "Cumulus", package: "Cumulus"),
                 .product(name: "CumulusTesting", package: "Cumulus"),
-            ]
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Engine",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],
     swiftLanguageModes: [.v6]

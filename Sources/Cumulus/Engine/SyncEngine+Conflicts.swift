@@ -9,18 +9,18 @@ extension SyncEngine {
     func resolveConflict(_ name: String, server: Record, into outcome: inout BatchOutcome) throws {
         let attempts = (conflictAttempts[name] ?? 0) + 1
         conflictAttempts[name] = attempts
-        let ancestor = serverModels[name]
-        serverRecords[name] = server
-        outcome.journal.set(JournalKeys.server(name), try WireFormat.encode(server))
-        guard let serverModel = try? decoder.decode(Model.self, from: server) else {
-            serverModels[name] = nil
+        let ancestor = serverVersions[name]?.model
+        let json = try WireFormat.encode(server)
+        outcome.journal.set(JournalKeys.server(name), json)
+        let decoded = try? decoder.decode(Model.self, from: server)
+        serverVersions[name] = ServerVersion(json: json, metadata: server.metadata, model: decoded)
+        guard let serverModel = decoded else {
             refuse(
                 name,
                 CloudError(.conflict, reason: "the server's version does not decode as \(Model.self)", recordName: name)
             )
             return
         }
-        serverModels[name] = serverModel
         guard attempts <= configuration.maximumConflictAttempts else {
             refuse(
                 name,

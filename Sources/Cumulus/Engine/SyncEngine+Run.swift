@@ -166,9 +166,9 @@ extension SyncEngine {
     private func switchAccount(to user: String) async throws {
         let previous = meta.user
         let discarded = pending.keys.sorted()
-        let vanished = Set(serverModels.keys).union(pendingModels.keys).sorted()
+        let vanished = Set(serverVersions.keys).union(pendingModels.keys).sorted()
         var batch = JournalBatch()
-        for name in serverRecords.keys { batch.remove(JournalKeys.server(name)) }
+        for name in serverVersions.keys { batch.remove(JournalKeys.server(name)) }
         for (name, change) in pending {
             switch change.kind {
             case .save: batch.remove(JournalKeys.save(name))
@@ -177,8 +177,7 @@ extension SyncEngine {
         }
         meta = EngineMeta(user: user)
         batch.set(JournalKeys.meta, meta.json())
-        serverRecords.removeAll()
-        serverModels.removeAll()
+        serverVersions.removeAll()
         pending.removeAll()
         pendingModels.removeAll()
         refused.removeAll()
@@ -208,11 +207,11 @@ extension SyncEngine {
     /// local record to be sent again.
     func recreateZone() async throws {
         var batch = JournalBatch()
-        for (name, record) in serverRecords where pending[name] == nil {
-            var fresh = record
+        for (name, version) in serverVersions where pending[name] == nil {
+            var fresh = try version.record()
             fresh.metadata = nil
             setPending(name, .save(fresh))
-            pendingModels[name] = serverModels[name].map { model in
+            pendingModels[name] = version.model.map { model in
                 var model = model
                 model.cloudMetadata = nil
                 return model
@@ -233,9 +232,8 @@ extension SyncEngine {
             default: break
             }
         }
-        for name in serverRecords.keys { batch.remove(JournalKeys.server(name)) }
-        serverRecords.removeAll()
-        serverModels.removeAll()
+        for name in serverVersions.keys { batch.remove(JournalKeys.server(name)) }
+        serverVersions.removeAll()
         meta.zoneReady = false
         meta.syncToken = nil
         batch.set(JournalKeys.meta, meta.json())

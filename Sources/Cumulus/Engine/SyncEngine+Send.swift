@@ -122,10 +122,10 @@ extension SyncEngine {
     private func acknowledge(_ record: Record, _ change: SentChange, _ outcome: inout BatchOutcome) throws {
         let name = change.name
         // Encoded first: a record the journal cannot hold changes nothing.
-        outcome.journal.set(JournalKeys.server(name), try WireFormat.encode(record))
-        serverRecords[name] = record
+        let json = try WireFormat.encode(record)
+        outcome.journal.set(JournalKeys.server(name), json)
         let model = try? decoder.decode(Model.self, from: record)
-        serverModels[name] = model
+        serverVersions[name] = ServerVersion(json: json, metadata: record.metadata, model: model)
         conflictAttempts[name] = nil
         guard let current = pending[name] else { return }
         if current.generation == change.generation {
@@ -150,8 +150,7 @@ extension SyncEngine {
 
     private func acknowledgeDeletion(_ change: SentChange, _ outcome: inout BatchOutcome) {
         let name = change.name
-        serverRecords[name] = nil
-        serverModels[name] = nil
+        serverVersions[name] = nil
         outcome.journal.remove(JournalKeys.server(name))
         if pending[name]?.generation == change.generation {
             clearPending(name)
@@ -164,8 +163,7 @@ extension SyncEngine {
     /// The record is gone from the server but this device still changes it:
     /// the local change wins and creates it again.
     private func recreateRecord(_ name: String, _ outcome: inout BatchOutcome) throws {
-        serverRecords[name] = nil
-        serverModels[name] = nil
+        serverVersions[name] = nil
         outcome.journal.remove(JournalKeys.server(name))
         guard case .save(var record)? = pending[name]?.kind else { return }
         record.metadata = nil

@@ -35,9 +35,7 @@ public actor SyncEngine<Model: CloudCodable> {
     // The replica and the pending changes, mirrored in the journal.
     var meta: EngineMeta
     /// The last server version of each record: the ancestor of merges.
-    var serverRecords: [String: Record] = [:]
-    /// The server versions that decode as models.
-    var serverModels: [String: Model] = [:]
+    var serverVersions: [String: ServerVersion<Model>] = [:]
     var pending: [String: PendingChange] = [:]
     /// The models of pending saves, as the app handed them over.
     var pendingModels: [String: Model] = [:]
@@ -99,7 +97,7 @@ public actor SyncEngine<Model: CloudCodable> {
     /// Every model as this device knows it: local changes not yet sent
     /// included, local deletions excluded. Ordered by identifier.
     public var models: [Model] {
-        var names = Set(serverModels.keys)
+        var names = Set(serverVersions.keys)
         names.formUnion(pendingModels.keys)
         return names.sorted().compactMap { model(withIdentifier: $0) }
     }
@@ -110,7 +108,7 @@ public actor SyncEngine<Model: CloudCodable> {
             if case .delete = change.kind { return nil }
             return pendingModels[identifier]
         }
-        return serverModels[identifier]
+        return serverVersions[identifier]?.model
     }
 
     /// The number of `fsync` calls the engine's journal has made since the
@@ -143,7 +141,7 @@ public actor SyncEngine<Model: CloudCodable> {
         prepared.reserveCapacity(models.count)
         for var model in models {
             var record = try encoder.encode(model)
-            if record.metadata == nil { record.metadata = serverRecords[record.recordName]?.metadata }
+            if record.metadata == nil { record.metadata = serverVersions[record.recordName]?.metadata }
             record.zoneID = zoneID
             record.metadata?.zoneID = zoneID
             model.cloudMetadata = record.metadata
@@ -180,9 +178,9 @@ public actor SyncEngine<Model: CloudCodable> {
         var batch = JournalBatch()
         var actions: [(String, PendingChange.Kind?)] = []
         for name in identifiers {
-            let knownTag = serverRecords[name]?.changeTag ?? pendingSaveBaseTag(name)
+            let knownTag = serverVersions[name]?.metadata?.changeTag ?? pendingSaveBaseTag(name)
             batch.remove(JournalKeys.save(name))
-            if serverRecords[name] == nil, knownTag == nil, pending[name] != nil {
+            if serverVersions[name] == nil, knownTag == nil, pending[name] != nil {
                 // Never reached the server: cancelling the upload is the deletion.
                 batch.remove(JournalKeys.delete(name))
                 actions.append((name, nil))
@@ -246,61 +244,31 @@ public actor SyncEngine<Model: CloudCodable> {
 
         // A server version that does not decode as a model stays in the
         // replica as a record (the sync reports it); a pending save was
-        // written by this engine from a model, so it must decode.
-        let servers = try await Self.decode(serverDocuments, modelsRequired: false)
-        serverRecords.reserveCapacity(servers.count)
-        serverModels.reserveCapacity(servers.count)
-        for (record, model) in servers {
-            serverRecords[record.recordName] = record
-            if let model { serverModels[record.recordName] = model }
+        // written by this engine from a model, so it must decode. Records
+        // are dropped as soon as their models are made, on the workers.
+        let servers = try await parallelMap(serverDocuments, minimumCount: 4_096) { document in
+            let record = try Self.journalRecord(document)
+            let model = try? RecordDecoder().decode(Model.self, from: record)
+            return (record.recordName, ServerVersion(json: document.json, metadata: record.metadata, model: model))
         }
-        for (record, model) in try await Self.decode(saveDocuments, modelsRequired: true) {
+        serverVersions.reserveCapacity(servers.count)
+        for (name, version) in servers { serverVersions[name] = version }
+        let saves = try await parallelMap(saveDocuments, minimumCount: 4_096) { document in
+            let record = try Self.journalRecord(document)
+            return (record, try RecordDecoder().decode(Model.self, from: record))
+        }
+        for (record, model) in saves {
             generationCounter += 1
             pending[record.recordName] = PendingChange(kind: .save(record), generation: generationCounter)
             pendingModels[record.recordName] = model
         }
     }
 
-    /// Decodes journal documents into records and models, in parallel when
-    /// there are enough of them to be worth it.
-    private static func decode(_ documents: [(key: String, json: [UInt8])], modelsRequired: Bool) async throws
-        -> [(Record, Model?)]
-    {
-        let workers = min(ProcessInfo.processInfo.activeProcessorCount, 16)
-        guard workers > 1, documents.count >= 4_096 else {
-            return try decode(documents[...], modelsRequired: modelsRequired)
+    private static func journalRecord(_ document: (key: String, json: [UInt8])) throws -> Record {
+        do {
+            return try document.json.withUnsafeBytes { try WireFormat.decodeRecord(from: $0) }
+        } catch {
+            throw JournalError(.corrupted, "the journal entry \(document.key) is not a record: \(error)")
         }
-        let chunkSize = (documents.count + workers - 1) / workers
-        return try await withThrowingTaskGroup(of: (Int, [(Record, Model?)]).self) { group in
-            for (index, start) in stride(from: 0, to: documents.count, by: chunkSize).enumerated() {
-                let chunk = documents[start..<min(start + chunkSize, documents.count)]
-                group.addTask { (index, try decode(chunk, modelsRequired: modelsRequired)) }
-            }
-            var chunks: [[(Record, Model?)]] = Array(repeating: [], count: workers)
-            for try await (index, decoded) in group { chunks[index] = decoded }
-            return chunks.flatMap { $0 }
-        }
-    }
-
-    private static func decode(_ documents: ArraySlice<(key: String, json: [UInt8])>, modelsRequired: Bool) throws
-        -> [(Record, Model?)]
-    {
-        let decoder = RecordDecoder()
-        var decoded: [(Record, Model?)] = []
-        decoded.reserveCapacity(documents.count)
-        for (key, json) in documents {
-            let record: Record
-            do {
-                record = try json.withUnsafeBytes { try WireFormat.decodeRecord(from: $0) }
-            } catch {
-                throw JournalError(.corrupted, "the journal entry \(key) is not a record: \(error)")
-            }
-            if modelsRequired {
-                decoded.append((record, try decoder.decode(Model.self, from: record)))
-            } else {
-                decoded.append((record, try? decoder.decode(Model.self, from: record)))
-            }
-        }
-        return decoded
     }
 }
