@@ -1,3 +1,4 @@
+import CloudCodable
 import Foundation
 import Testing
 
@@ -24,6 +25,13 @@ func snapshotOfFiles(_ directory: URL) throws -> [String: Data] {
 @Suite("Journal")
 struct JournalTests {
     func json(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// `text` as a JSON string literal.
+    func jsonString(_ text: String) -> String {
+        var writer = JSONWriter()
+        writer.appendString(text)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
 
     func batch(_ sets: [String: String], removing: [String] = []) -> JournalBatch {
         var batch = JournalBatch()
@@ -152,6 +160,29 @@ struct JournalTests {
         let reopened = try Journal(directory: directory)
         #expect(reopened.loadedDocuments.count == 10)
         #expect(reopened.loadedDocuments["key-3"] == json(value))
+    }
+
+    @Test("a snapshot larger than one write chunk is written whole and reads back")
+    func largeSnapshot() async throws {
+        let directory = temporaryDirectory()
+        let journal = try Journal(directory: directory, compactionThreshold: .max)
+        var expected: [String: [UInt8]] = [:]
+        for round in 0..<8 {
+            var changes: [String: String] = [:]
+            for index in 0..<100 {
+                // About 5 KB a document, with characters that need escaping.
+                let text = String(repeating: "line \(round)-\(index) \\ \"quoted\"\n", count: 200)
+                changes["doc-\(round)-\(index)"] = #"{"text":\#(jsonString(text))}"#
+            }
+            try await journal.commit(batch(changes))
+            for (key, value) in changes { expected[key] = json(value) }
+        }
+        journal.compact()
+        #expect(journal.generation == 2)
+        let snapshot = try #require(try snapshotOfFiles(directory)["snapshot-2.jsonl"])
+        #expect(snapshot.count > 3 << 20, "the snapshot spans several chunks")
+        let reopened = try Journal(directory: directory)
+        #expect(reopened.loadedDocuments == expected)
     }
 
     @Test("concurrent commits are grouped into few fsyncs")

@@ -178,10 +178,9 @@ final class Journal: @unchecked Sendable {
     }
 
     private func compactNow() {
-        let bytes = JournalLoader.snapshotBytes(documents, generation: files.generation + 1)
         // On failure the old generation is still whole and in use; the next
         // flush tries again, and a failing disk fails the next append.
-        try? files.writeSnapshot(bytes)
+        try? files.writeSnapshot(of: documents)
     }
 }
 

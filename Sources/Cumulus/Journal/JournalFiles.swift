@@ -1,3 +1,4 @@
+import CloudCodable
 import Foundation
 
 #if canImport(Glibc)
@@ -61,17 +62,33 @@ final class JournalFiles: @unchecked Sendable {
 
     // MARK: Snapshots
 
-    /// Writes a complete snapshot as the next generation, switches to a new
-    /// empty log, and removes the previous generation's files. A crash at
-    /// any point leaves either the old generation or the new one whole.
-    func writeSnapshot(_ bytes: [UInt8]) throws(JournalError) {
+    /// Writes a snapshot of `documents` as the next generation, switches to
+    /// a new empty log, and removes the previous generation's files. A
+    /// crash at any point leaves either the old generation or the new one
+    /// whole. The snapshot goes out in chunks of about a megabyte, so
+    /// writing it never holds a second copy of the replica in memory.
+    func writeSnapshot(of documents: [String: [UInt8]]) throws(JournalError) {
         let next = generation + 1
         let name = Self.snapshotName(next)
         let temporary = path(name + ".tmp")
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Self.ioError("cannot create \(name).tmp", errno) }
+        var written = 0
         do {
-            try Self.writeAll(descriptor, bytes, name: name + ".tmp")
+            let chunkSize = 1 << 20
+            var writer = JSONWriter(capacity: chunkSize + 64 * 1024)
+            JournalLoader.appendSnapshotHeader(to: &writer, generation: next, entries: documents.count)
+            for (key, value) in documents {
+                JournalLoader.appendSnapshotEntry(to: &writer, key: key, value: value)
+                if writer.count >= chunkSize {
+                    try Self.writeAll(descriptor, writer, name: name + ".tmp")
+                    written += writer.count
+                    writer.removeAll()
+                }
+            }
+            JournalLoader.appendSnapshotEnd(to: &writer, entries: documents.count)
+            try Self.writeAll(descriptor, writer, name: name + ".tmp")
+            written += writer.count
             try sync(descriptor, name: name + ".tmp")
         } catch {
             close(descriptor)
@@ -89,7 +106,7 @@ final class JournalFiles: @unchecked Sendable {
         }
         generation = next
         logSize = 0
-        snapshotSize = bytes.count
+        snapshotSize = written
         // The new snapshot holds everything; the old files are history.
         unlink(path(Self.logName(previous)))
         unlink(path(Self.snapshotName(previous)))
@@ -110,19 +127,27 @@ final class JournalFiles: @unchecked Sendable {
     }
 
     private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throws(JournalError) {
-        let failure: Int32? = bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
+        let failure = bytes.withUnsafeBytes { writeAll(descriptor, $0) }
         if let failure { throw ioError("cannot write \(name)", failure) }
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ writer: JSONWriter, name: String) throws(JournalError) {
+        let failure = writer.withUnsafeBytes { writeAll(descriptor, $0) }
+        if let failure { throw ioError("cannot write \(name)", failure) }
+    }
+
+    /// Writes every byte, going on after short writes; returns `errno` on failure.
+    private static func writeAll(_ descriptor: Int32, _ raw: UnsafeRawBufferPointer) -> Int32? {
+        var offset = 0
+        while offset < raw.count {
+            let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return nil
     }
 
     static func ioError(_ what: String, _ code: Int32) -> JournalError {

@@ -39,7 +39,7 @@ enum JournalLoader {
             }
             // A new journal: an empty first snapshot marks the format.
             let files = JournalFiles(directory: directory, generation: 0, logSize: 0, snapshotSize: 0)
-            try files.writeSnapshot(snapshotBytes([:], generation: 1))
+            try files.writeSnapshot(of: [:])
             return Loaded(documents: [:], files: files)
         }
         if let stray = logs.last, stray > newest {
@@ -108,26 +108,32 @@ enum JournalLoader {
 
     // MARK: Snapshots
 
-    static func snapshotBytes(_ documents: [String: [UInt8]], generation: Int) -> [UInt8] {
-        var writer = JSONWriter(capacity: 64 + documents.values.reduce(0) { $0 + $1.count + 32 })
+    /// Writes the snapshot's first line.
+    static func appendSnapshotHeader(to writer: inout JSONWriter, generation: Int, entries: Int) {
         writer.appendRaw("{\"format\":\"cumulus.journal\",\"version\":")
         writer.appendInt(Int64(Journal.version))
         writer.appendRaw(",\"generation\":")
         writer.appendInt(Int64(generation))
         writer.appendRaw(",\"entries\":")
-        writer.appendInt(Int64(documents.count))
+        writer.appendInt(Int64(entries))
         writer.appendRaw("}\n")
-        for key in documents.keys.sorted() {
-            writer.appendRaw("{\"k\":")
-            writer.appendString(key)
-            writer.appendRaw(",\"v\":")
-            writer.appendRaw(documents[key]!)
-            writer.appendRaw("}\n")
-        }
+    }
+
+    /// Writes one document's line.
+    static func appendSnapshotEntry(to writer: inout JSONWriter, key: String, value: [UInt8]) {
+        writer.appendRaw("{\"k\":")
+        writer.appendString(key)
+        writer.appendRaw(",\"v\":")
+        writer.appendRaw(value)
+        writer.appendRaw("}\n")
+    }
+
+    /// Writes the last line, which counts the documents: a snapshot cut
+    /// short is seen as such.
+    static func appendSnapshotEnd(to writer: inout JSONWriter, entries: Int) {
         writer.appendRaw("{\"end\":")
-        writer.appendInt(Int64(documents.count))
+        writer.appendInt(Int64(entries))
         writer.appendRaw("}\n")
-        return writer.bytes
     }
 
     private static func parseSnapshot(_ bytes: [UInt8], name: String, generation: Int) throws(JournalError)
