@@ -6,8 +6,10 @@ import CloudCodable
 /// The record itself is kept only as its wire JSON, the very buffer that is
 /// its journal document, so the replica costs one copy of each record plus
 /// its model; ``record()`` parses it again on the rare paths that need it
-/// (conflicts, a zone created again).
-struct ServerVersion<Model: CloudCodable>: Sendable {
+/// (conflicts, a zone created again). A class, so that the replica's
+/// tables and the walks over them share one instance rather than copying
+/// the JSON, the metadata and the model each time.
+final class ServerVersion<Model: CloudCodable>: Sendable {
     /// The record as wire JSON, shared with the journal's document.
     let json: [UInt8]
     /// The record's server metadata.

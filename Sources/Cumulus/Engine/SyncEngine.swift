@@ -97,9 +97,14 @@ public actor SyncEngine<Model: CloudCodable> {
     /// Every model as this device knows it: local changes not yet sent
     /// included, local deletions excluded. Ordered by identifier.
     public var models: [Model] {
-        var names = Set(serverVersions.keys)
-        names.formUnion(pendingModels.keys)
-        return names.sorted().compactMap { model(withIdentifier: $0) }
+        var named: [(name: String, model: Model)] = []
+        named.reserveCapacity(serverVersions.count + pendingModels.count)
+        for (name, version) in serverVersions where pending[name] == nil {
+            if let model = version.model { named.append((name, model)) }
+        }
+        for (name, model) in pendingModels { named.append((name, model)) }
+        named.sort { $0.name < $1.name }
+        return named.map(\.model)
     }
 
     /// The model with this identifier as this device knows it, or `nil`.
