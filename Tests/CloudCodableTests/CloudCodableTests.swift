@@ -42,6 +42,23 @@ struct CloudCodableTests {
         #expect(try JSONDecoder().decode(Landmark.self, from: json) == landmark)
     }
 
+    @Test("metadata prints its values, and copies change independently")
+    func metadataValueSemantics() {
+        let metadata = RecordMetadata(changeTag: "tag-1", zoneID: ZoneID(zoneName: "z"))
+        let text = String(describing: metadata)
+        #expect(text.contains("changeTag: \"tag-1\""))
+        #expect(text.contains("zoneName: \"z\""))
+        var copy = metadata
+        copy.changeTag = "tag-2"
+        copy.modified = RecordStamp(timestamp: 5)
+        #expect(metadata.changeTag == "tag-1" && metadata.modified == nil)
+        #expect(copy.changeTag == "tag-2" && copy != metadata)
+        var back = copy
+        back.changeTag = "tag-1"
+        back.modified = nil
+        #expect(back == metadata && back.hashValue == metadata.hashValue)
+    }
+
     @Test("the default merge takes one-sided changes from each side")
     func mergeOneSided() {
         let ancestor = Note(id: "n", title: "Title", body: "Body")

@@ -52,6 +52,43 @@ struct JSONWriterTests {
         }
     }
 
+    /// The bytes a string field named "" takes besides its quoted string.
+    static let fieldOverhead = WireFormat.encodedSize(ofFields: ["": .string("")]) - 2
+
+    @Test(arguments: [1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 33])
+    func everyASCIIByteAtEveryPositionIsWrittenAndCountedExactly(count: Int) {
+        // Every ASCII byte in every position of the word-at-a-time loops
+        // (and the overlapping last word), beside plain text and non-ASCII.
+        for filler in ["a", "é"] {
+            for position in 0..<count {
+                for byte in UInt8(0)..<0x80 {
+                    var bytes = Array(String(repeating: filler, count: count).utf8.prefix(count))
+                    bytes[position] = byte
+                    // (Where that splits an `é`, decoding repairs it; the text
+                    // still has the byte near `position`.)
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    var writer = JSONWriter()
+                    writer.appendString(text)
+                    #expect(writer.bytes == Self.referenceEscape(text), "byte \(byte) at \(position)")
+                    #expect(
+                        WireFormat.encodedSize(ofFields: ["": .string(text)]) == writer.bytes.count + Self.fieldOverhead
+                    )
+                }
+            }
+        }
+    }
+
+    @Test func longTextWithEscapesAcrossChunks() {
+        var random = WireRandom(seed: 11)
+        let pieces = ["plain text ", "\n", "\"", "\\", "\u{1}", "é", "😀", "\t", "word"]
+        var text = ""
+        while text.utf8.count < 70_000 { text += pieces.randomElement(using: &random)! }
+        var writer = JSONWriter(capacity: 16)
+        writer.appendString(text)
+        #expect(writer.bytes == Self.referenceEscape(text))
+        #expect(WireFormat.encodedSize(ofFields: ["": .string(text)]) == writer.bytes.count + Self.fieldOverhead)
+    }
+
     @Test func randomStringsMatchTheReferenceAndParseBack() throws {
         var random = WireRandom(seed: 7)
         for _ in 0..<500 {

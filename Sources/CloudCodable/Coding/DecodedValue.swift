@@ -1,24 +1,55 @@
 import Foundation
 
 /// A value being decoded: a record field (or an element of a list field),
-/// or a piece of the JSON that a `BYTES` field holds.
+/// a piece of the JSON that a `BYTES` field holds, or nothing (what a
+/// super-decoder sees for an absent key).
 enum DecodedValue {
     case field(FieldValue)
-    case json(JSONValue)
+    /// A field still in its wire text, for the types whose values are
+    /// better read from the text than from a ``FieldValue`` (a `UUID` from
+    /// a `STRING`, a list of strings, JSON in `BYTES`); see ``field(_:at:)``.
+    case wire(WireFields, Int)
+    case json(EmbeddedJSON)
+    case null
+
+    /// Field `i` of `fields`: its value, or, for the types that read better
+    /// from the text, the field itself.
+    @inline(__always)
+    static func field(_ fields: RecordFields, at i: Int) -> DecodedValue {
+        guard let wire = fields.wire else { return .field(fields.entries[i].value) }
+        switch wire.slot(i).type {
+        case .string, .stringList, .bytes: return .wire(wire, i)
+        default: return .field(wire.value(at: i))
+        }
+    }
+
+    /// The value with a field in wire text read.
+    var materialized: DecodedValue {
+        guard case .wire(let wire, let i) = self else { return self }
+        return .field(wire.value(at: i))
+    }
+
+    /// The value with a field in wire text read, unless it is `BYTES`
+    /// (whose JSON is read from the text).
+    var materializedUnlessBytes: DecodedValue {
+        if wireType == .bytes { return self }
+        return materialized
+    }
+
+    /// The wire type of a field in wire text.
+    @inline(__always)
+    private var wireType: FieldType? {
+        guard case .wire(let wire, let i) = self else { return nil }
+        return wire.slot(i).type
+    }
 
     /// How the value is described in errors: its field type or JSON kind.
     var kind: String {
         switch self {
         case .field(let value): return value.type.rawValue
-        case .json(let value):
-            switch value {
-            case .null: return "null"
-            case .bool: return "a boolean"
-            case .number: return "a number"
-            case .string: return "a string"
-            case .array: return "an array"
-            case .object: return "an object"
-            }
+        case .wire(let wire, let i): return wire.slot(i).type.rawValue
+        case .json(let value): return value.description
+        case .null: return "null"
         }
     }
 
@@ -36,31 +67,43 @@ enum DecodedValue {
     // MARK: Scalars
 
     var isNull: Bool {
-        if case .json(.null) = self { return true }
-        return false
+        switch self {
+        case .null: return true
+        case .json(let value): return value.kind == .null
+        case .field, .wire: return false
+        }
     }
 
     func bool(_ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
         switch self {
+        case .wire: return try materialized.bool(path())
         case .field(.int64(let v)): return v != 0
-        case .json(.bool(let v)): return v
+        case .json(let json):
+            guard let v = json.bool else { throw mismatch(Bool.self, path()) }
+            return v
         default: throw mismatch(Bool.self, path())
         }
     }
 
     func string(_ path: @autoclosure () -> [any CodingKey]) throws -> String {
         switch self {
-        case .field(.string(let v)), .json(.string(let v)): return v
+        case .field(.string(let v)): return v
+        case .wire(let wire, let i) where wireType == .string: return wire.string(at: i)
+        case .wire: return try materialized.string(path())
+        case .json(let json):
+            guard let v = json.string else { throw mismatch(String.self, path()) }
+            return v
         default: throw mismatch(String.self, path())
         }
     }
 
     func double(_ path: @autoclosure () -> [any CodingKey]) throws -> Double {
         switch self {
+        case .wire: return try materialized.double(path())
         case .field(.double(let v)): return v
         case .field(.int64(let v)): return Double(v)
-        case .json(.number(let text)):
-            guard let v = Double(text) else { throw corrupted("'\(text)' is not a number", path()) }
+        case .json(let json):
+            guard let v = json.double else { throw mismatch(Double.self, path()) }
             return v
         default: throw mismatch(Double.self, path())
         }
@@ -77,13 +120,16 @@ enum DecodedValue {
 
     func integer<T: FixedWidthInteger>(_ path: @autoclosure () -> [any CodingKey]) throws -> T {
         switch self {
+        case .wire: return try materialized.integer(path())
         case .field(.int64(let v)):
             guard let result = T(exactly: v) else { throw corrupted("\(v) does not fit in \(T.self)", path()) }
             return result
         case .field(.double(let v)):
             guard let result = T(exactly: v) else { throw mismatch(T.self, path()) }
             return result
-        case .json(.number(let text)):
+        case .json(let json):
+            if let result = json.exactInteger(T.self) { return result }
+            guard let text = json.numberText else { throw mismatch(T.self, path()) }
             if let result = T(text) { return result }
             if let v = Double(text), v.rounded() == v {
                 guard let result = T(exactly: v) else {
@@ -98,16 +144,20 @@ enum DecodedValue {
 
     func date(_ path: @autoclosure () -> [any CodingKey]) throws -> Date {
         switch self {
+        case .wire: return try materialized.date(path())
         case .field(.timestamp(let v)): return v
-        case .json(.number): return Date(timeIntervalSinceReferenceDate: try double(path()))
+        case .json(let json) where json.kind == .number:
+            return Date(timeIntervalSinceReferenceDate: try double(path()))
         default: throw mismatch(Date.self, path())
         }
     }
 
     func data(_ path: @autoclosure () -> [any CodingKey]) throws -> Data {
         switch self {
+        case .wire: return try materialized.data(path())
         case .field(.bytes(let v)): return v
-        case .json(.string(let text)):
+        case .json(let json) where json.kind == .string:
+            let text = try string(path())
             guard let v = Data(base64Encoded: text) else { throw corrupted("invalid base64 data", path()) }
             return v
         default: throw mismatch(Data.self, path())
@@ -115,6 +165,7 @@ enum DecodedValue {
     }
 
     func uuid(_ path: @autoclosure () -> [any CodingKey]) throws -> UUID {
+        if case .wire(let wire, let i) = self, wireType == .string, let v = wire.uuid(at: i) { return v }
         let text = try string(path())
         guard let v = UUIDFormatting.parse(text) else { throw corrupted("'\(text)' is not a UUID", path()) }
         return v
@@ -128,15 +179,23 @@ enum DecodedValue {
 
     func decimal(_ path: @autoclosure () -> [any CodingKey]) throws -> Decimal {
         switch self {
-        case .field(.string(let text)), .json(.number(let text)):
-            guard Self.looksNumeric(text), let v = Decimal(string: text, locale: nil) else {
-                throw corrupted("'\(text)' is not a decimal number", path())
-            }
-            return v
+        case .wire: return try materialized.decimal(path())
+        case .field(.string(let text)):
+            return try Self.decimal(text, path())
+        case .json(let json) where json.kind == .number:
+            return try Self.decimal(json.numberText ?? "", path())
         case .field(.double(let v)): return Decimal(v)
         case .field(.int64(let v)): return Decimal(v)
         default: throw mismatch(Decimal.self, path())
         }
+    }
+
+    private static func decimal(_ text: String, _ path: @autoclosure () -> [any CodingKey]) throws -> Decimal {
+        guard looksNumeric(text), let v = Decimal(string: text, locale: nil) else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: path(), debugDescription: "'\(text)' is not a decimal number"))
+        }
+        return v
     }
 
     /// Whether `text` is made of the characters of a decimal number only;
@@ -168,18 +227,23 @@ enum DecodedValue {
         if T.self == Data.self { return C.cast(try data(path().keys)) }
         if T.self == URL.self { return C.cast(try url(path().keys)) }
         if T.self == Decimal.self { return C.cast(try decimal(path().keys)) }
+        if case .wire(let wire, let i) = self {
+            if T.self == [String].self, wireType == .stringList { return C.cast(wire.stringList(at: i)) }
+            // Nested values (JSON in BYTES) read the text; the rest read the value.
+            if wireType != .bytes { return try materialized.decode(T.self, path: path()) }
+        }
         if case .field(let field) = self {
-            if ObjectIdentifier(T.self) == ArrayTypes.strings, case .stringList(let v) = field { return C.cast(v) }
+            if T.self == [String].self, case .stringList(let v) = field { return C.cast(v) }
             if T.self == FieldValue.self { return C.cast(field) }
             if T.self == Reference.self, case .reference(let v) = field { return C.cast(v) }
             if T.self == Location.self, case .location(let v) = field { return C.cast(v) }
             if T.self == Asset.self, case .asset(let v) = field { return C.cast(v) }
-            if ObjectIdentifier(T.self) == ArrayTypes.references, case .referenceList(let v) = field {
+            if T.self == [Reference].self, case .referenceList(let v) = field {
                 return C.cast(v)
             }
-            if ObjectIdentifier(T.self) == ArrayTypes.locations, case .locationList(let v) = field { return C.cast(v) }
-            if ObjectIdentifier(T.self) == ArrayTypes.assets, case .assetList(let v) = field { return C.cast(v) }
+            if T.self == [Location].self, case .locationList(let v) = field { return C.cast(v) }
+            if T.self == [Asset].self, case .assetList(let v) = field { return C.cast(v) }
         }
-        return try T(from: ValueDecoder(value: self, path: path()))
+        return try ValueDecoder.decode(T.self, from: self, path: path())
     }
 }

@@ -85,37 +85,43 @@ extension EncodedNode {
     /// base64, decimals as number literals. Non-finite numbers were refused
     /// when they were encoded.
     func writeJSON(to writer: inout JSONWriter) {
+        writer.makeUnique()
+        writeJSONUnchecked(to: &writer)
+    }
+
+    /// ``writeJSON(to:)`` into a writer already known to be unique.
+    private func writeJSONUnchecked(to writer: inout JSONWriter) {
         switch self {
-        case .null: writer.appendRaw("null")
-        case .bool(let v): v ? writer.appendRaw("true") : writer.appendRaw("false")
-        case .int(let v): writer.appendInt(v)
-        case .uint(let v): writer.appendUInt(v)
-        case .double(let v): writer.appendDouble(v)
-        case .float(let v): writer.appendFloat(v)
-        case .string(let v): writer.appendString(v)
-        case .date(let v): writer.appendDouble(v.timeIntervalSinceReferenceDate)
-        case .data(let v): writer.appendBase64String(v)
+        case .null: writer.put("null")
+        case .bool(let v): writer.put(v ? "true" : "false")
+        case .int(let v): writer.putInt(v)
+        case .uint(let v): writer.putUInt(v)
+        case .double(let v): writer.putDouble(v)
+        case .float(let v): writer.putNumber(v)
+        case .string(let v): writer.putString(v)
+        case .date(let v): writer.putDouble(v.timeIntervalSinceReferenceDate)
+        case .data(let v): v.withUnsafeBytes { writer.putBase64($0) }
         case .decimal(let v): writer.appendNumberLiteral(v.description)
         case .array(let array):
-            writer.append(byte: UInt8(ascii: "["))
+            writer.put(UInt8(ascii: "["))
             for (i, item) in array.items.enumerated() {
-                if i > 0 { writer.append(byte: UInt8(ascii: ",")) }
-                item.writeJSON(to: &writer)
+                if i > 0 { writer.put(UInt8(ascii: ",")) }
+                item.writeJSONUnchecked(to: &writer)
             }
-            writer.append(byte: UInt8(ascii: "]"))
+            writer.put(UInt8(ascii: "]"))
         case .object(let object):
-            writer.append(byte: UInt8(ascii: "{"))
+            writer.put(UInt8(ascii: "{"))
             let keys = object.keys
             let values = object.values
             for i in keys.indices {
-                if i > 0 { writer.append(byte: UInt8(ascii: ",")) }
-                writer.appendString(keys[i])
-                writer.append(byte: UInt8(ascii: ":"))
-                values[i].writeJSON(to: &writer)
+                if i > 0 { writer.put(UInt8(ascii: ",")) }
+                writer.putString(keys[i])
+                writer.put(UInt8(ascii: ":"))
+                values[i].writeJSONUnchecked(to: &writer)
             }
-            writer.append(byte: UInt8(ascii: "}"))
+            writer.put(UInt8(ascii: "}"))
         case .slot(let slot):
-            slot.node.writeJSON(to: &writer)
+            slot.node.writeJSONUnchecked(to: &writer)
         }
     }
 

@@ -46,42 +46,43 @@ enum FieldConversion {
 
     /// The field for a value whose type maps to a field directly, or `nil`
     /// when the type needs the general path. The checks compare type
-    /// metadata only, so an unknown type costs a few pointer comparisons.
+    /// metadata only, so an unknown type costs a few pointer comparisons
+    /// (the metadata of each array type is cached at its comparison, which
+    /// is cheaper than reading a lazily initialised global).
     @inline(__always)
     static func knownField<T: Encodable>(_ value: T, codingPath: @autoclosure () -> [any CodingKey])
         throws -> FieldValue?
     {
         if T.self == String.self { return .string(cast(value)) }
-        let id = ObjectIdentifier(T.self)
         if T.self == UUID.self { return .string(UUIDFormatting.string(cast(value))) }
         if T.self == Date.self { return .timestamp(try timestamp(cast(value), codingPath: codingPath())) }
-        if id == ArrayTypes.strings { return .stringList(cast(value)) }
+        if T.self == [String].self { return .stringList(cast(value)) }
         if T.self == Int.self { return .int64(Int64(cast(value) as Int)) }
         if T.self == Double.self { return .double(try finite(cast(value), codingPath: codingPath())) }
         if T.self == Bool.self { return .int64((cast(value) as Bool) ? 1 : 0) }
         if T.self == Data.self { return .bytes(cast(value)) }
         if T.self == URL.self { return .string((cast(value) as URL).absoluteString) }
         if T.self == Decimal.self { return .string((cast(value) as Decimal).description) }
-        if id == ArrayTypes.ints { return .int64List((cast(value) as [Int]).map { Int64($0) }) }
-        if id == ArrayTypes.int64s { return .int64List(cast(value)) }
-        if id == ArrayTypes.doubles {
+        if T.self == [Int].self { return .int64List((cast(value) as [Int]).map { Int64($0) }) }
+        if T.self == [Int64].self { return .int64List(cast(value)) }
+        if T.self == [Double].self {
             let list: [Double] = cast(value)
             for v in list { _ = try finite(v, codingPath: codingPath()) }
             return .doubleList(list)
         }
-        if id == ArrayTypes.bools { return .int64List((cast(value) as [Bool]).map { $0 ? 1 : 0 }) }
-        if id == ArrayTypes.dates {
+        if T.self == [Bool].self { return .int64List((cast(value) as [Bool]).map { $0 ? 1 : 0 }) }
+        if T.self == [Date].self {
             return .timestampList(try (cast(value) as [Date]).map { try timestamp($0, codingPath: codingPath()) })
         }
-        if id == ArrayTypes.uuids { return .stringList((cast(value) as [UUID]).map(UUIDFormatting.string)) }
-        if id == ArrayTypes.datas { return .bytesList(cast(value)) }
+        if T.self == [UUID].self { return .stringList((cast(value) as [UUID]).map(UUIDFormatting.string)) }
+        if T.self == [Data].self { return .bytesList(cast(value)) }
         if T.self == FieldValue.self { return cast(value) }
         if T.self == Reference.self { return .reference(cast(value)) }
         if T.self == Location.self { return .location(cast(value)) }
         if T.self == Asset.self { return .asset(cast(value)) }
-        if id == ArrayTypes.references { return .referenceList(cast(value)) }
-        if id == ArrayTypes.locations { return .locationList(cast(value)) }
-        if id == ArrayTypes.assets { return .assetList(cast(value)) }
+        if T.self == [Reference].self { return .referenceList(cast(value)) }
+        if T.self == [Location].self { return .locationList(cast(value)) }
+        if T.self == [Asset].self { return .assetList(cast(value)) }
         return nil
     }
 
@@ -91,23 +92,6 @@ enum FieldConversion {
     static func cast<T, U>(_ value: T, to type: U.Type = U.self) -> U {
         unsafeBitCast(value, to: U.self)
     }
-}
-
-/// The identities of the array types the coders map directly. Looking up a
-/// generic type's metadata costs far more than comparing two identifiers,
-/// so they are looked up once.
-enum ArrayTypes {
-    static let strings = ObjectIdentifier([String].self)
-    static let ints = ObjectIdentifier([Int].self)
-    static let int64s = ObjectIdentifier([Int64].self)
-    static let doubles = ObjectIdentifier([Double].self)
-    static let bools = ObjectIdentifier([Bool].self)
-    static let dates = ObjectIdentifier([Date].self)
-    static let uuids = ObjectIdentifier([UUID].self)
-    static let datas = ObjectIdentifier([Data].self)
-    static let references = ObjectIdentifier([Reference].self)
-    static let locations = ObjectIdentifier([Location].self)
-    static let assets = ObjectIdentifier([Asset].self)
 }
 
 extension EncodingError {

@@ -31,34 +31,83 @@ public struct RecordDecoder: Sendable {
                 ))
         }
         var metadata = record.metadata
-        metadata?.zoneID = record.zoneID
-        var model = try Model(from: RecordFieldsDecoder(fields: record.fields, metadata: metadata))
-        model.cloudMetadata = metadata
-        return model
+        if metadata != nil, metadata?.zoneID != record.zoneID { metadata?.zoneID = record.zoneID }
+        return try RecordFieldsDecoder.decode(Model.self, fields: record.fields, metadata: metadata)
     }
 
     /// Decodes any value with a keyed representation from record fields.
     public func decode<Value: Decodable>(_ type: Value.Type, fromFields fields: RecordFields) throws
         -> Value
     {
-        try Value(from: RecordFieldsDecoder(fields: fields, metadata: nil))
+        try RecordFieldsDecoder.decode(Value.self, fields: fields)
     }
 }
 
 /// The `Decoder` for the top level of a record: every key is a field.
+///
+/// Threads reuse their decoder from one record to the next; the state
+/// below belongs to the record being decoded and is let go afterwards.
 final class RecordFieldsDecoder: Decoder {
-    let fields: RecordFields
-    let metadata: RecordMetadata?
+    // Only this decoder's containers touch these, one call at a time.
+    @exclusivity(unchecked) private(set) var fields = RecordFields()
+    @exclusivity(unchecked) private(set) var metadata: RecordMetadata?
+    /// Where the next field is probably: models usually read their fields
+    /// in the order they wrote them.
+    @exclusivity(unchecked) private var hint = 0
+    /// Counts the records decoded. A container remembers the count it was
+    /// made in and finds nothing once the decoder has moved on (a container
+    /// kept past the end of its `init(from:)` must not read the next record).
+    @exclusivity(unchecked) private(set) var generation = 0
     let codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(fields: RecordFields, metadata: RecordMetadata?) {
-        self.fields = fields
-        self.metadata = metadata
+    private static let cache = ThreadLocalCache<RecordFieldsDecoder>()
+
+    /// Decodes a model from `fields` with this thread's decoder (or a new
+    /// one when it is busy further up the stack) and gives it `metadata`.
+    static func decode<Model: CloudCodable>(_ type: Model.Type, fields: RecordFields, metadata: RecordMetadata?)
+        throws -> Model
+    {
+        try withDecoder(fields: fields, metadata: metadata) { decoder in
+            var model = try Model(from: decoder)
+            model.cloudMetadata = decoder.metadata
+            return model
+        }
+    }
+
+    /// Decodes any value from `fields`, without metadata.
+    static func decode<Value: Decodable>(_ type: Value.Type, fields: RecordFields) throws -> Value {
+        try withDecoder(fields: fields, metadata: nil) { try Value(from: $0) }
+    }
+
+    @inline(__always)
+    private static func withDecoder<Value>(
+        fields: RecordFields, metadata: RecordMetadata?, _ body: (RecordFieldsDecoder) throws -> Value
+    ) throws -> Value {
+        var decoder = cache.take() ?? RecordFieldsDecoder()
+        decoder.generation &+= 1
+        decoder.fields = fields
+        decoder.metadata = metadata
+        decoder.hint = 0
+        defer {
+            decoder.fields = RecordFields()
+            decoder.metadata = nil
+            cache.give(&decoder)
+        }
+        return try body(decoder)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(RecordKeyedDecodingContainer<Key>(decoder: self))
+    }
+
+    /// The value of the field named `name`, unless the decoder has moved on
+    /// from the record of `generation`.
+    @inline(__always)
+    func field(_ name: String, _ generation: Int) -> DecodedValue? {
+        guard generation == self.generation, let i = fields.position(of: name, hint: hint) else { return nil }
+        hint = i &+ 1
+        return DecodedValue.field(fields, at: i)
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -74,21 +123,34 @@ final class RecordFieldsDecoder: Decoder {
 
 struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: RecordFieldsDecoder
+    let generation: Int
     var codingPath: [any CodingKey] { [] }
-    var allKeys: [Key] { decoder.fields.keys.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { decoder.fields[key.stringValue] != nil }
+    init(decoder: RecordFieldsDecoder) {
+        self.decoder = decoder
+        generation = decoder.generation
+    }
+
+    var allKeys: [Key] {
+        guard generation == decoder.generation else { return [] }
+        return decoder.fields.keys.compactMap { Key(stringValue: $0) }
+    }
+
+    /// The record's metadata, unless the decoder has moved on.
+    private var metadata: RecordMetadata? { generation == decoder.generation ? decoder.metadata : nil }
+
+    func contains(_ key: Key) -> Bool { decoder.field(key.stringValue, generation) != nil }
 
     @inline(__always)
     private func field(_ key: Key) throws -> DecodedValue {
-        guard let value = decoder.fields[key.stringValue] else {
+        guard let value = decoder.field(key.stringValue, generation) else {
             throw DecodingError.keyNotFound(
                 key, .init(codingPath: [], debugDescription: "the record has no field '\(key.stringValue)'"))
         }
-        return .field(value)
+        return value
     }
 
-    func decodeNil(forKey key: Key) throws -> Bool { decoder.fields[key.stringValue] == nil }
+    func decodeNil(forKey key: Key) throws -> Bool { decoder.field(key.stringValue, generation) == nil }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try field(key).bool([key]) }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try field(key).string([key]) }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try field(key).double([key]) }
@@ -106,7 +168,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         if T.self == RecordMetadata.self {
-            guard let metadata = decoder.metadata else {
+            guard let metadata else {
                 throw DecodingError.keyNotFound(
                     key, .init(codingPath: [], debugDescription: "the record has no metadata"))
             }
@@ -118,16 +180,16 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     // The defaults of these look the field up three times; records are
     // mostly optionals, so one lookup each matters.
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        try decoder.fields[key.stringValue].map { try DecodedValue.field($0).bool([key]) }
+        try decoder.field(key.stringValue, generation).map { try $0.bool([key]) }
     }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        try decoder.fields[key.stringValue].map { try DecodedValue.field($0).string([key]) }
+        try decoder.field(key.stringValue, generation).map { try $0.string([key]) }
     }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        try decoder.fields[key.stringValue].map { try DecodedValue.field($0).double([key]) }
+        try decoder.field(key.stringValue, generation).map { try $0.double([key]) }
     }
     func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
-        try decoder.fields[key.stringValue].map { try DecodedValue.field($0).float([key]) }
+        try decoder.field(key.stringValue, generation).map { try $0.float([key]) }
     }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalInteger(key) }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optionalInteger(key) }
@@ -141,13 +203,16 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optionalInteger(key) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        if T.self == RecordMetadata.self { return decoder.metadata.map { FieldConversion.cast($0) } }
-        guard let value = decoder.fields[key.stringValue] else { return nil }
-        return try DecodedValue.field(value).decode(T.self, path: CodingPath(key))
+        if T.self == RecordMetadata.self {
+            guard let metadata else { return nil }
+            return FieldConversion.cast(metadata) as T
+        }
+        guard let value = decoder.field(key.stringValue, generation) else { return nil }
+        return try value.decode(T.self, path: CodingPath(key))
     }
 
     private func optionalInteger<T: FixedWidthInteger>(_ key: Key) throws -> T? {
-        try decoder.fields[key.stringValue].map { try DecodedValue.field($0).integer([key]) }
+        try decoder.field(key.stringValue, generation).map { try $0.integer([key]) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -164,7 +229,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func superDecoder(forKey key: Key) throws -> any Decoder { superDecoder(named: AnyCodingKey(key.stringValue)) }
 
     private func superDecoder(named key: AnyCodingKey) -> any Decoder {
-        let value = decoder.fields[key.stringValue].map(DecodedValue.field) ?? .json(.null)
+        let value = decoder.field(key.stringValue, generation) ?? .null
         return ValueDecoder(value: value, path: CodingPath(key))
     }
 }

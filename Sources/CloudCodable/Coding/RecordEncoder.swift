@@ -53,32 +53,34 @@ public struct RecordEncoder: Sendable {
                     codingPath: [],
                     debugDescription: "\(Model.self) has an empty cloudIdentifier; a record needs a name"))
         }
-        let fields = try encodeFields(model)
+        let fields = try RecordFieldsEncoder.encode(model)
+        try checkSize(of: fields, recordType: Model.cloudRecordType, recordName: recordName)
         let metadata = model.cloudMetadata
-        let record = Record(
+        return Record(
             recordType: Model.cloudRecordType, recordName: recordName,
             zoneID: metadata?.zoneID ?? zoneID, fields: fields, metadata: metadata)
-        try checkSize(of: record)
-        return record
     }
 
     /// Encodes any value with a keyed representation into record fields,
     /// without the size check (there is no record to name yet).
     public func encodeFields<Value: Encodable>(_ value: Value) throws -> RecordFields {
-        let encoder = RecordFieldsEncoder()
-        try value.encode(to: encoder)
-        return try encoder.finish(value)
+        try RecordFieldsEncoder.encode(value)
     }
 
     /// Throws ``RecordTooLargeError`` when the record's fields take more than
     /// ``sizeLimit`` bytes in the wire form.
     public func checkSize(of record: Record) throws {
+        try checkSize(of: record.fields, recordType: record.recordType, recordName: record.recordName)
+    }
+
+    @inline(__always)
+    private func checkSize(of fields: RecordFields, recordType: @autoclosure () -> String, recordName: String) throws {
         // A bound that never under-counts decides nearly every record
-        // without measuring strings and numbers exactly.
-        guard WireFormat.maximumEncodedSize(ofFields: record.fields) > sizeLimit else { return }
-        let size = WireFormat.encodedSize(ofFields: record.fields)
+        // without measuring strings and numbers exactly (and fields in
+        // canonical wire text are measured exactly by their length).
+        guard WireFormat.maximumEncodedSize(ofFields: fields) > sizeLimit else { return }
+        let size = WireFormat.encodedSize(ofFields: fields)
         guard size > sizeLimit else { return }
-        throw RecordTooLargeError(
-            recordType: record.recordType, recordName: record.recordName, size: size, limit: sizeLimit)
+        throw RecordTooLargeError(recordType: recordType(), recordName: recordName, size: size, limit: sizeLimit)
     }
 }

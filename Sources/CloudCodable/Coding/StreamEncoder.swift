@@ -15,8 +15,9 @@ final class StreamEncoder: Encoder {
     enum Result {
         /// The root was a single value (a raw-value enum, a wrapper).
         case scalar(EncodedNode)
-        /// The root was a keyed container, written as JSON.
-        case json(Data)
+        /// The root was a keyed container, written as JSON: the writer
+        /// holds it until the next value.
+        case json
         /// The value must be encoded again with ``TreeEncoder``.
         case fallback
     }
@@ -25,22 +26,31 @@ final class StreamEncoder: Encoder {
         var serial: Int
         var isObject: Bool
         var count: Int
+        /// Where this object's keys start in `keys`.
         var keyStart: Int
+        /// A summary of its keys (see ``FieldNameSummary``): a key whose bit
+        /// is clear is new, without comparing it with the others.
+        var seen: FieldNameSummary
     }
 
     /// Objects with more keys than this go through the tree encoder, whose
     /// duplicate check is a hash lookup.
-    private static let maximumStreamedKeys = 32
+    private static var maximumStreamedKeys: Int { 32 }
 
-    // One encoder serves one call of `encodeRoot` at a time.
+    // One encoder serves one call of `encodeRoot` at a time, and its writer
+    // is never copied: after `removeAll()` it is unique, and the unchecked
+    // writes below rely on that.
     @exclusivity(unchecked) var writer = JSONWriter(capacity: 128)
     @exclusivity(unchecked) private var stack: [Frame] = []
-    @exclusivity(unchecked) private var keys: [String] = []
-    private var nextSerial = 0
-    private var expectingValue = false
-    private var failed = false
-    private var rootScalar: EncodedNode?
-    private(set) var path = CodingPath()
+    /// Where the keys of the open objects are in the writer's buffer (their
+    /// text between the quotes, which is the key: keys that need escapes
+    /// are not streamed).
+    @exclusivity(unchecked) private var keys: [(start: Int32, count: Int32)] = []
+    @exclusivity(unchecked) private var nextSerial = 0
+    @exclusivity(unchecked) private var expectingValue = false
+    @exclusivity(unchecked) private var failed = false
+    @exclusivity(unchecked) private var rootScalar: EncodedNode?
+    @exclusivity(unchecked) private(set) var path = CodingPath()
 
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -48,6 +58,12 @@ final class StreamEncoder: Encoder {
     init() {
         stack.reserveCapacity(8)
         keys.reserveCapacity(16)
+    }
+
+    /// Whether keeping this encoder for later values is worth its memory:
+    /// not after a value that grew its buffers far beyond the usual.
+    var isWorthKeeping: Bool {
+        writer.capacity <= 1 << 16 && stack.capacity <= 64 && keys.capacity <= 256
     }
 
     /// Encodes `value` as the root of a nested value at `path`.
@@ -60,10 +76,11 @@ final class StreamEncoder: Encoder {
         rootScalar = nil
         self.path = path
         try value.encode(to: self)
+        self.path = CodingPath()
         if failed { return .fallback }
         if writer.isEmpty { return .scalar(rootScalar ?? .null) }
         closeFrames(above: 0)
-        return .json(writer.withUnsafeBytes { Data($0) })
+        return .json
     }
 
     // MARK: Encoder
@@ -96,15 +113,16 @@ final class StreamEncoder: Encoder {
             return -1
         }
         expectingValue = false
-        writer.append(byte: isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
-        stack.append(Frame(serial: nextSerial, isObject: isObject, count: 0, keyStart: keys.count))
+        writer.put(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
+        stack.append(
+            Frame(serial: nextSerial, isObject: isObject, count: 0, keyStart: keys.count, seen: FieldNameSummary()))
         return nextSerial
     }
 
     private func closeFrames(above depth: Int) {
         while stack.count > depth {
             let frame = stack.removeLast()
-            writer.append(byte: frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+            writer.put(frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
             keys.removeSubrange(frame.keyStart...)
         }
     }
@@ -126,32 +144,59 @@ final class StreamEncoder: Encoder {
     }
 
     /// Writes the separator and key of a new member of object `serial`.
+    /// A key given twice, or one that needs escapes, gives up.
+    @inline(__always)
     func beginMember(_ serial: Int, _ key: String) -> Bool {
         guard activate(serial) else { return false }
-        let top = stack.count - 1
-        let frame = stack[top]
-        if frame.count >= Self.maximumStreamedKeys {
-            failed = true
+        var key = key
+        return key.withUTF8 { name in
+            let top = stack.count &- 1
+            let frame = stack[top]
+            let count = name.count
+            guard frame.count < Self.maximumStreamedKeys, writer.count < Int(Int32.max) / 2,
+                JSONText.firstEscapeIndex(name) == count
+            else {
+                failed = true
+                return false
+            }
+            let bit = FieldNameSummary.bit(of: name)
+            if frame.seen.contains(bit), hasKey(name, from: frame.keyStart) {
+                failed = true
+                return false
+            }
+            if frame.count > 0 { writer.put(UInt8(ascii: ",")) }
+            writer.put(JSONText.quote)
+            let start = writer.length
+            writer.put(name)
+            writer.put(JSONText.quote)
+            writer.put(UInt8(ascii: ":"))
+            keys.append((Int32(truncatingIfNeeded: start), Int32(truncatingIfNeeded: count)))
+            stack[top].count &+= 1
+            stack[top].seen.insert(bit)
+            expectingValue = true
+            return true
+        }
+    }
+
+    /// Whether one of the keys from `keyStart` on is `name`.
+    private func hasKey(_ name: UnsafeBufferPointer<UInt8>, from keyStart: Int) -> Bool {
+        writer.withUnsafeBytes { raw in
+            for i in keyStart..<keys.count where Int(keys[i].count) == name.count {
+                if name.isEmpty
+                    || JSONScanner.equal(raw.baseAddress! + Int(keys[i].start), name.baseAddress!, count: name.count)
+                {
+                    return true
+                }
+            }
             return false
         }
-        for i in frame.keyStart..<keys.count where keys[i] == key {
-            failed = true
-            return false
-        }
-        if frame.count > 0 { writer.append(byte: UInt8(ascii: ",")) }
-        writer.appendString(key)
-        writer.append(byte: UInt8(ascii: ":"))
-        keys.append(key)
-        stack[top].count += 1
-        expectingValue = true
-        return true
     }
 
     /// Writes the separator before a new element of array `serial`.
     func beginElement(_ serial: Int) -> Bool {
         guard activate(serial) else { return false }
         let top = stack.count - 1
-        if stack[top].count > 0 { writer.append(byte: UInt8(ascii: ",")) }
+        if stack[top].count > 0 { writer.put(UInt8(ascii: ",")) }
         stack[top].count += 1
         expectingValue = true
         return true
@@ -178,6 +223,14 @@ final class StreamEncoder: Encoder {
         }
     }
 
+    /// Writes the value of the member that ``beginMember(_:_:)`` began
+    /// (which made a value expected, inside an object).
+    @inline(__always)
+    func writeMember(_ body: (inout JSONWriter) -> Void) {
+        expectingValue = false
+        body(&writer)
+    }
+
     /// Writes any value where a value is expected.
     func write<T: Encodable>(_ value: T, path: @autoclosure () -> CodingPath) throws {
         if let node = try TreeEncoder.knownNode(value, path: path()) {
@@ -193,7 +246,7 @@ final class StreamEncoder: Encoder {
         if expectingValue {
             // The value asked for no container: JSONEncoder writes `{}`.
             expectingValue = false
-            writer.appendRaw("{}")
+            writer.put("{}")
         }
         closeFrames(above: depth)
     }
@@ -212,15 +265,26 @@ struct StreamKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 
     mutating func encodeNil(forKey key: Key) throws { put(key, .null) }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { put(key, .bool(value)) }
-    mutating func encode(_ value: String, forKey key: Key) throws { put(key, .string(value)) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        guard encoder.beginMember(serial, key.stringValue) else { return }
+        encoder.writeMember { $0.put(value ? "true" : "false") }
+    }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        guard encoder.beginMember(serial, key.stringValue) else { return }
+        encoder.writeMember { $0.putString(value) }
+    }
     mutating func encode(_ value: Double, forKey key: Key) throws {
-        try put(key, .double(try FieldConversion.finite(value, codingPath: path.appending(key).keys)))
+        let value = try FieldConversion.finite(value, codingPath: path.appending(key).keys)
+        guard encoder.beginMember(serial, key.stringValue) else { return }
+        encoder.writeMember { $0.putDouble(value) }
     }
     mutating func encode(_ value: Float, forKey key: Key) throws {
         try put(key, .float(Float(try FieldConversion.finite(Double(value), codingPath: path.appending(key).keys))))
     }
-    mutating func encode(_ value: Int, forKey key: Key) throws { put(key, .int(Int64(value))) }
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        guard encoder.beginMember(serial, key.stringValue) else { return }
+        encoder.writeMember { $0.putInt(Int64(value)) }
+    }
     mutating func encode(_ value: Int8, forKey key: Key) throws { put(key, .int(Int64(value))) }
     mutating func encode(_ value: Int16, forKey key: Key) throws { put(key, .int(Int64(value))) }
     mutating func encode(_ value: Int32, forKey key: Key) throws { put(key, .int(Int64(value))) }

@@ -2,9 +2,18 @@ import Foundation
 
 /// The `Decoder` for values below a record's top level: a field's value, an
 /// element of a list field, or JSON held in a `BYTES` field.
+///
+/// Threads reuse one decoder, with its buffers, for the nested values of
+/// records (``decode(_:from:path:)``); the containers it makes hold copies
+/// of what they read, never the decoder, so reusing it cannot change them.
 final class ValueDecoder: Decoder {
-    let value: DecodedValue
-    let path: CodingPath
+    @exclusivity(unchecked) private(set) var value: DecodedValue
+    @exclusivity(unchecked) private(set) var path: CodingPath
+    /// Buffers for the JSON text of a `BYTES` field and the members of its
+    /// object, kept between values (a container still holding them makes
+    /// the next value use new ones).
+    @exclusivity(unchecked) private var text: [UInt8] = []
+    @exclusivity(unchecked) private var members: [EmbeddedJSONObject.Member] = []
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -13,13 +22,41 @@ final class ValueDecoder: Decoder {
         self.path = path
     }
 
-    /// The JSON inside a `BYTES` field, or the JSON value itself.
-    private func json() throws -> JSONValue? {
+    private static let cache = ThreadLocalCache<ValueDecoder>()
+
+    /// Decodes `T` from `value` with this thread's decoder (or a new one
+    /// when it is busy further up the stack).
+    static func decode<T: Decodable>(_ type: T.Type, from value: DecodedValue, path: CodingPath) throws -> T {
+        var decoder = cache.take() ?? ValueDecoder(value: .null, path: CodingPath())
+        decoder.value = value
+        decoder.path = path
+        defer {
+            decoder.value = .null
+            decoder.path = CodingPath()
+            if decoder.text.capacity > 1 << 16 { decoder.text = [] }
+            if decoder.members.capacity > 1024 { decoder.members = [] }
+            cache.give(&decoder)
+        }
+        return try T(from: decoder)
+    }
+
+    /// The JSON inside a `BYTES` field (checked as a whole when it is
+    /// opened), or the JSON value itself, with the members of an object;
+    /// `nil` for other fields.
+    private func json() throws -> (value: EmbeddedJSON, members: [EmbeddedJSONObject.Member]?)? {
         switch value {
-        case .json(let json): return json
-        case .field(.bytes(let data)):
+        case .json(let json): return (json, nil)
+        case .field(.bytes), .wire:
+            text.removeAll(keepingCapacity: true)
+            switch value {
+            case .field(.bytes(let data)): EmbeddedJSON.append(data, to: &text)
+            case .wire(let wire, let i) where wire.slot(i).type == .bytes: wire.appendBytes(at: i, to: &text)
+            default: return nil
+            }
             do {
-                return try JSONParser.parse(data)
+                members.removeAll(keepingCapacity: true)
+                let root = try EmbeddedJSON.open(text, members: &members)
+                return (root, members)
             } catch {
                 throw DecodingError.dataCorrupted(
                     .init(
@@ -27,36 +64,38 @@ final class ValueDecoder: Decoder {
                         debugDescription: "the BYTES field does not hold valid JSON: \(error)",
                         underlyingError: error))
             }
-        case .field: return nil
+        case .field, .null: return nil
         }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .object(let members)? = try json() else {
+        guard let (json, members) = try json(), json.kind == .object else {
             throw value.mismatch([String: Any].self, codingPath)
         }
-        return KeyedDecodingContainer(JSONKeyedDecodingContainer<Key>(members: members, path: path))
+        let object = EmbeddedJSONObject(text: json.text, members: members ?? json.members())
+        return KeyedDecodingContainer(JSONKeyedDecodingContainer<Key>(object: object, path: path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        if case .field(let field) = value, let list = FieldList(field) {
+        if case .field(let field) = value.materializedUnlessBytes, let list = FieldList(field) {
             return ListUnkeyedDecodingContainer(list: list, path: path)
         }
-        guard case .array(let elements)? = try json() else {
+        guard let (json, _) = try json(), json.kind == .array else {
             throw value.mismatch([Any].self, codingPath)
         }
-        return JSONUnkeyedDecodingContainer(elements: elements, path: path)
+        return JSONUnkeyedDecodingContainer(
+            source: JSONElements(text: json.text, elements: json.elements()), path: path)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        ValueSingleValueDecodingContainer(decoder: self)
+        ValueSingleValueDecodingContainer(value: value, path: path)
     }
 }
 
 struct ValueSingleValueDecodingContainer: SingleValueDecodingContainer {
-    let decoder: ValueDecoder
-    var codingPath: [any CodingKey] { decoder.codingPath }
-    private var value: DecodedValue { decoder.value }
+    let value: DecodedValue
+    let path: CodingPath
+    var codingPath: [any CodingKey] { path.keys }
 
     func decodeNil() -> Bool { value.isNull }
     func decode(_ type: Bool.Type) throws -> Bool { try value.bool(codingPath) }
@@ -73,38 +112,38 @@ struct ValueSingleValueDecodingContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try value.integer(codingPath) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try value.integer(codingPath) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try value.integer(codingPath) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try value.decode(T.self, path: decoder.path) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try value.decode(T.self, path: path) }
 }
 
 // MARK: - JSON objects and arrays
 
+/// An object in the JSON of a `BYTES` field, read in place.
 struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let members: [JSONMember]
+    let object: EmbeddedJSONObject
     let path: CodingPath
-    /// Built for large objects (dictionaries), where a linear search per
-    /// key would be quadratic. The last of duplicate keys wins, as in `JSONDecoder`.
-    private let index: [String: Int]?
 
-    init(members: [JSONMember], path: CodingPath) {
-        self.members = members
+    init(object: EmbeddedJSONObject, path: CodingPath) {
+        self.object = object
         self.path = path
-        if members.count > 16 {
-            var index = [String: Int](minimumCapacity: members.count)
-            for (i, member) in members.enumerated() { index[member.key] = i }
-            self.index = index
-        } else {
-            index = nil
-        }
     }
 
     var codingPath: [any CodingKey] { path.keys }
-    var allKeys: [Key] { members.compactMap { Key(stringValue: $0.key) } }
+    var allKeys: [Key] { object.keys.compactMap { Key(stringValue: $0) } }
 
-    private func lookup(_ key: Key) -> JSONValue? {
-        let name = key.stringValue
-        if let index { return index[name].map { members[$0].value } }
-        for member in members.reversed() where member.key == name { return member.value }
-        return nil
+    private func lookup(_ key: Key) -> EmbeddedJSON? { object.value(forKey: key.stringValue) }
+
+    /// Reads the value of `key` in place, in one borrow of the bytes; a
+    /// value of another kind goes the general way, for its error.
+    @inline(__always)
+    private func read<T>(
+        _ key: Key, _ kind: EmbeddedJSON.Kind, _ body: (inout JSONScanner) -> T?,
+        orElse general: (DecodedValue, [any CodingKey]) throws -> T
+    ) throws -> T {
+        let result = object.withMember(named: key.stringValue) { scanner, i -> T? in
+            EmbeddedJSON.kind(object.members[i].first) == kind ? body(&scanner) : nil
+        }
+        if let result { return result }
+        return try general(try value(key), path.appending(key).keys)
     }
 
     private func value(_ key: Key) throws -> DecodedValue {
@@ -119,10 +158,10 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decodeNil(forKey key: Key) throws -> Bool { try value(key).isNull }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(key).bool(path.appending(key).keys) }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        try value(key).string(path.appending(key).keys)
+        try read(key, .string, EmbeddedJSON.string) { try $0.string($1) }
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try value(key).double(path.appending(key).keys)
+        try read(key, .number, EmbeddedJSON.double) { try $0.double($1) }
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try value(key).float(path.appending(key).keys) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
@@ -140,7 +179,7 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
-        try value(key).integer(path.appending(key).keys)
+        try read(key, .number, { EmbeddedJSON.exactInteger(&$0, T.self) }, orElse: { try $0.integer($1) })
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -157,8 +196,8 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func superDecoder(forKey key: Key) throws -> any Decoder { superDecoder(named: AnyCodingKey(key.stringValue)) }
 
     private func superDecoder(named key: AnyCodingKey) -> any Decoder {
-        let found = Key(stringValue: key.stringValue).flatMap(lookup) ?? .null
-        return ValueDecoder(value: .json(found), path: path.appending(key))
+        let found = Key(stringValue: key.stringValue).flatMap(lookup).map(DecodedValue.json) ?? .null
+        return ValueDecoder(value: found, path: path.appending(key))
     }
 }
 
@@ -168,10 +207,14 @@ protocol ElementSource {
     func element(at index: Int) -> DecodedValue
 }
 
+/// The elements of an array in the JSON of a `BYTES` field.
 struct JSONElements: ElementSource {
-    let elements: [JSONValue]
+    let text: [UInt8]
+    let elements: [EmbeddedJSONObject.Element]
     var count: Int { elements.count }
-    func element(at index: Int) -> DecodedValue { .json(elements[index]) }
+    func element(at index: Int) -> DecodedValue {
+        .json(EmbeddedJSON(text: text, offset: elements[index].offset, first: elements[index].first))
+    }
 }
 
 /// The elements of a list field, each as a single field value.
@@ -198,10 +241,6 @@ struct FieldList: ElementSource {
 
 typealias JSONUnkeyedDecodingContainer = ElementsUnkeyedDecodingContainer<JSONElements>
 typealias ListUnkeyedDecodingContainer = ElementsUnkeyedDecodingContainer<FieldList>
-
-extension ElementsUnkeyedDecodingContainer<JSONElements> {
-    init(elements: [JSONValue], path: CodingPath) { self.init(source: JSONElements(elements: elements), path: path) }
-}
 
 extension ElementsUnkeyedDecodingContainer<FieldList> {
     init(list: FieldList, path: CodingPath) { self.init(source: list, path: path) }

@@ -8,69 +8,139 @@
 /// cheaper than hashing them, and encoding, decoding and the wire form all
 /// touch every field. Past 32 fields a hash index keeps lookups constant-time.
 ///
+/// The fields of a record that ``WireFormat`` read, or that
+/// ``RecordEncoder`` made, start out as their wire text instead: a model
+/// then goes to the wire, or comes from it, without every field becoming a
+/// `String` and a ``FieldValue`` on the way. Reading such a field parses
+/// its value from the text (each time it is read); the first change turns
+/// all of them into ordinary entries. Either way the fields behave the same.
+///
 /// Equality and hashing ignore order, as for a dictionary.
 public struct RecordFields: Sendable {
-    @usableFromInline var names: [String]
-    @usableFromInline var items: [FieldValue]
+    /// One field: its name and value, stored together so that a record's
+    /// fields take one allocation.
+    @usableFromInline
+    struct Entry: Sendable {
+        @usableFromInline var name: String
+        @usableFromInline var value: FieldValue
+
+        @inlinable
+        init(name: String, value: FieldValue) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The fields, unless they are still wire text (then empty).
+    @usableFromInline var entries: [Entry]
     /// Positions by name, kept once there are more than ``indexThreshold`` fields.
     @usableFromInline var index: [String: Int]?
+    /// The fields as wire text, until they are first changed.
+    @usableFromInline var wire: WireFields?
 
     @usableFromInline static var indexThreshold: Int { 32 }
 
     /// Creates empty fields.
     @inlinable
     public init() {
-        names = []
-        items = []
+        entries = []
         index = nil
+        wire = nil
     }
 
     /// Creates empty fields with room for `minimumCapacity` entries.
     @inlinable
     public init(minimumCapacity: Int) {
         self.init()
-        names.reserveCapacity(minimumCapacity)
-        items.reserveCapacity(minimumCapacity)
+        entries.reserveCapacity(minimumCapacity)
     }
 
     /// Creates fields from a dictionary.
     public init(_ dictionary: [String: FieldValue]) {
         self.init(minimumCapacity: dictionary.count)
         for (key, value) in dictionary {
-            names.append(key)
-            items.append(value)
+            entries.append(Entry(name: key, value: value))
         }
         rebuildIndexIfNeeded()
     }
 
+    /// Fields held as their wire text.
+    init(wire: WireFields) {
+        self.init()
+        self.wire = wire
+    }
+
     /// The fields as a dictionary.
     public var dictionary: [String: FieldValue] {
-        Dictionary(uniqueKeysWithValues: zip(names, items))
+        var result = [String: FieldValue](minimumCapacity: count)
+        for (name, value) in self { result[name] = value }
+        return result
     }
 
     /// The field names, in the order they were first set.
-    public var keys: [String] { names }
+    public var keys: [String] {
+        if let wire { return (0..<wire.count).map(wire.name(at:)) }
+        return entries.map(\.name)
+    }
 
     /// The field values, in the order of ``keys``.
-    public var values: [FieldValue] { items }
+    public var values: [FieldValue] {
+        if let wire { return (0..<wire.count).map(wire.value(at:)) }
+        return entries.map(\.value)
+    }
 
-    /// The position of the field named `key`.
-    @inlinable
+    /// The position of the field named `key`. Names are compared by length
+    /// first, which rules out most of them without looking at their bytes.
+    @usableFromInline
     func position(of key: String) -> Int? {
+        if let wire { return wire.position(of: key) }
         if let index { return index[key] }
-        var i = 0
-        let count = names.count
-        while i < count {
-            if names[i] == key { return i }
-            i += 1
+        let length = key.utf8.count
+        return entries.withUnsafeBufferPointer { entries in
+            var i = 0
+            let count = entries.count
+            while i < count {
+                let name = entries[i].name
+                if name.utf8.count == length && name == key { return i }
+                i &+= 1
+            }
+            return nil
         }
-        return nil
+    }
+
+    /// The position of the field named `key`, trying `hint` first: readers
+    /// that ask for fields in the order they were written find each one at
+    /// the first comparison.
+    @inline(__always)
+    func position(of key: String, hint: Int) -> Int? {
+        if let wire { return wire.position(of: key, hint: hint) }
+        if index == nil, hint < entries.count {
+            let name = entries[hint].name
+            if name.utf8.count == key.utf8.count && name == key { return hint }
+        }
+        return position(of: key)
+    }
+
+    /// The value of the field at `position`.
+    @inline(__always)
+    func value(at position: Int) -> FieldValue {
+        if let wire { return wire.value(at: position) }
+        return entries[position].value
+    }
+
+    /// Turns wire text into entries, before a change.
+    @inline(__always)
+    @usableFromInline
+    mutating func materialize() {
+        guard let wire else { return }
+        entries = wire.entries()
+        self.wire = nil
+        rebuildIndexIfNeeded()
     }
 
     /// The value of the field named `key`; setting `nil` removes the field.
-    @inlinable
     public subscript(key: String) -> FieldValue? {
-        get { position(of: key).map { items[$0] } }
+        get { position(of: key).map(value(at:)) }
         set {
             if let newValue {
                 updateValue(newValue, forKey: key)
@@ -81,12 +151,12 @@ public struct RecordFields: Sendable {
     }
 
     /// Sets the field named `key`, returning the value it replaced.
-    @inlinable
     @discardableResult
     public mutating func updateValue(_ value: FieldValue, forKey key: String) -> FieldValue? {
+        materialize()
         if let i = position(of: key) {
-            let old = items[i]
-            items[i] = value
+            let old = entries[i].value
+            entries[i].value = value
             return old
         }
         appendUnchecked(value, forKey: key)
@@ -95,50 +165,71 @@ public struct RecordFields: Sendable {
 
     /// Appends a field known not to be present yet. Internal fast path for
     /// readers that check uniqueness themselves.
-    @usableFromInline
+    @inline(__always)
     mutating func appendUnchecked(_ value: FieldValue, forKey key: String) {
-        names.append(key)
-        items.append(value)
+        materialize()
+        entries.append(Entry(name: key, value: value))
+        if index != nil || entries.count > Self.indexThreshold { indexLast() }
+    }
+
+    mutating func indexLast() {
         if index != nil {
-            index![key] = names.count - 1
-        } else if names.count > Self.indexThreshold {
+            index![entries[entries.count - 1].name] = entries.count - 1
+        } else {
             rebuildIndexIfNeeded()
         }
     }
 
+    /// Sets the field named `key`, tracking in `seen` a summary of the names
+    /// set so far (see ``FieldNameSummary``): a name whose bit is clear
+    /// cannot be present, and is appended without comparing it with the
+    /// others. Writers and readers that fill fields one by one use this;
+    /// `seen` starts empty.
+    @inline(__always)
+    mutating func set(_ value: FieldValue, forKey key: String, seen: inout FieldNameSummary) {
+        let bit = FieldNameSummary.bit(of: key)
+        if !seen.contains(bit) {
+            seen.insert(bit)
+            appendUnchecked(value, forKey: key)
+        } else {
+            updateValue(value, forKey: key)
+        }
+    }
+
     /// Removes the field named `key`, returning its value.
-    @inlinable
     @discardableResult
     public mutating func removeValue(forKey key: String) -> FieldValue? {
+        guard position(of: key) != nil else { return nil }
+        materialize()
         guard let i = position(of: key) else { return nil }
-        names.remove(at: i)
-        let old = items.remove(at: i)
+        let old = entries.remove(at: i).value
         if index != nil { rebuildIndexIfNeeded() }
         return old
     }
 
     /// Removes every field.
     public mutating func removeAll() {
-        names.removeAll()
-        items.removeAll()
+        entries.removeAll()
         index = nil
+        wire = nil
     }
 
     @usableFromInline
     mutating func rebuildIndexIfNeeded() {
-        guard names.count > Self.indexThreshold else {
+        guard entries.count > Self.indexThreshold else {
             index = nil
             return
         }
-        var built = [String: Int](minimumCapacity: names.count)
-        for (i, name) in names.enumerated() { built[name] = i }
+        var built = [String: Int](minimumCapacity: entries.count)
+        for (i, entry) in entries.enumerated() { built[entry.name] = i }
         index = built
     }
 
     /// Fields with the same names whose values are transformed.
     public func mapValues(_ transform: (FieldValue) throws -> FieldValue) rethrows -> RecordFields {
         var result = self
-        result.items = try items.map(transform)
+        result.materialize()
+        for i in result.entries.indices { result.entries[i].value = try transform(result.entries[i].value) }
         return result
     }
 }
@@ -150,9 +241,12 @@ extension RecordFields: RandomAccessCollection {
     /// The position of the first field.
     public var startIndex: Int { 0 }
     /// The position after the last field.
-    public var endIndex: Int { names.count }
+    public var endIndex: Int { wire?.count ?? entries.count }
     /// The field at `position`.
-    public subscript(position: Int) -> Element { (names[position], items[position]) }
+    public subscript(position: Int) -> Element {
+        if let wire { return (wire.name(at: position), wire.value(at: position)) }
+        return (entries[position].name, entries[position].value)
+    }
 }
 
 extension RecordFields: ExpressibleByDictionaryLiteral {
@@ -167,10 +261,18 @@ extension RecordFields: ExpressibleByDictionaryLiteral {
 extension RecordFields: Equatable {
     /// Whether both hold the same names with the same values, in any order.
     public static func == (lhs: RecordFields, rhs: RecordFields) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        if lhs.names == rhs.names { return lhs.items == rhs.items }
-        for i in lhs.names.indices {
-            guard rhs[lhs.names[i]] == lhs.items[i] else { return false }
+        if let left = lhs.wire, let right = rhs.wire, left.storage === right.storage { return true }
+        let count = lhs.count
+        guard count == rhs.count else { return false }
+        // Usually both hold the same names in the same order.
+        let leftNames = lhs.keys
+        let rightNames = rhs.keys
+        if leftNames == rightNames {
+            for i in 0..<count where lhs.value(at: i) != rhs.value(at: i) { return false }
+            return true
+        }
+        for i in 0..<count {
+            guard rhs[leftNames[i]] == lhs.value(at: i) else { return false }
         }
         return true
     }
@@ -180,13 +282,13 @@ extension RecordFields: Hashable {
     /// Hashes the fields independently of their order.
     public func hash(into hasher: inout Hasher) {
         var combined = 0
-        for i in names.indices {
-            var entry = Hasher()
-            entry.combine(names[i])
-            entry.combine(items[i])
-            combined = combined &+ entry.finalize()
+        for (name, value) in self {
+            var one = Hasher()
+            one.combine(name)
+            one.combine(value)
+            combined = combined &+ one.finalize()
         }
-        hasher.combine(names.count)
+        hasher.combine(count)
         hasher.combine(combined)
     }
 }
@@ -195,6 +297,6 @@ extension RecordFields: CustomStringConvertible {
     /// The fields as a dictionary literal.
     public var description: String {
         guard !isEmpty else { return "[:]" }
-        return "[" + indices.map { "\"\(names[$0])\": \(items[$0])" }.joined(separator: ", ") + "]"
+        return "[" + map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "]"
     }
 }

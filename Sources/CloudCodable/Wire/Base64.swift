@@ -44,14 +44,17 @@ enum Base64 {
         let n = input.count
         var i = 0
         var o = 0
-        while i + 3 <= n {
-            let word = UInt32(source[i]) << 16 | UInt32(source[i + 1]) << 8 | UInt32(source[i + 2])
-            output[o] = letters[Int(word >> 18)]
-            output[o + 1] = letters[Int(word >> 12 & 0x3F)]
-            output[o + 2] = letters[Int(word >> 6 & 0x3F)]
-            output[o + 3] = letters[Int(word & 0x3F)]
-            i += 3
-            o += 4
+        while i &+ 3 <= n {
+            let word = UInt32(source[i]) << 16 | UInt32(source[i &+ 1]) << 8 | UInt32(source[i &+ 2])
+            // The four characters, stored at once.
+            let a = UInt32(letters[Int(word >> 18)])
+            let b = UInt32(letters[Int(word >> 12 & 0x3F)])
+            let c = UInt32(letters[Int(word >> 6 & 0x3F)])
+            let d = UInt32(letters[Int(word & 0x3F)])
+            UnsafeMutableRawPointer(output + o).storeBytes(
+                of: (a | b << 8 | c << 16 | d << 24).littleEndian, as: UInt32.self)
+            i &+= 3
+            o &+= 4
         }
         switch n - i {
         case 1:
@@ -102,6 +105,23 @@ enum Base64 {
         return ok ? bytes : nil
     }
 
+    /// Like ``decode(_:)`` but appending to `bytes`; `false`, with `bytes`
+    /// unchanged, for input that is not base64.
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, appendingTo bytes: inout [UInt8]) -> Bool {
+        guard let count = decodedCount(input) else { return false }
+        guard count > 0 else { return true }
+        if count <= 1024 {
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+                guard decode(input, to: buffer.baseAddress, count: count) else { return false }
+                bytes.append(contentsOf: UnsafeBufferPointer(buffer))
+                return true
+            }
+        }
+        guard let decoded = decode(input) else { return false }
+        bytes.append(contentsOf: decoded)
+        return true
+    }
+
     /// Like ``decode(_:)`` but into `Data`.
     static func decodeData(_ input: UnsafeBufferPointer<UInt8>) -> Data? {
         guard let count = decodedCount(input) else { return nil }
@@ -123,6 +143,38 @@ enum Base64 {
         return Data(bytesNoCopy: memory, count: count, deallocator: .free)
     }
 
+    /// Whether `input` is base64 that ``decode(_:)`` accepts, without
+    /// decoding it.
+    static func isValid(_ input: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let count = decodedCount(input) else { return false }
+        guard count > 0 else { return true }
+        return decodeTable.withUnsafeBufferPointer { table in
+            let fullGroups = count / 3
+            var bad: UInt8 = 0
+            var i = 0
+            for _ in 0..<fullGroups {
+                bad |=
+                    table[Int(input[i])] | table[Int(input[i + 1])] | table[Int(input[i + 2])]
+                    | table[Int(input[i + 3])]
+                i += 4
+            }
+            switch count - fullGroups * 3 {
+            case 1:
+                let b = table[Int(input[i + 1])]
+                bad |= table[Int(input[i])] | b
+                if b & 0x0F != 0 { return false }
+            case 2:
+                let c = table[Int(input[i + 2])]
+                bad |= table[Int(input[i])] | table[Int(input[i + 1])] | c
+                if c & 0x03 != 0 { return false }
+            default:
+                break
+            }
+            // Every table entry of the alphabet is below 64; 0xFF marks the rest.
+            return bad & 0xC0 == 0
+        }
+    }
+
     /// Decodes into `output`, which holds `count` bytes (from `decodedCount`).
     private static func decode(
         _ input: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>?, count: Int
@@ -133,18 +185,19 @@ enum Base64 {
             var i = 0
             var o = 0
             var bad: UInt32 = 0
+            guard let text = input.baseAddress, let table = table.baseAddress else { return false }
             for _ in 0..<fullGroups {
-                let a = UInt32(table[Int(input[i])])
-                let b = UInt32(table[Int(input[i + 1])])
-                let c = UInt32(table[Int(input[i + 2])])
-                let d = UInt32(table[Int(input[i + 3])])
+                let a = UInt32(table[Int(text[i])])
+                let b = UInt32(table[Int(text[i &+ 1])])
+                let c = UInt32(table[Int(text[i &+ 2])])
+                let d = UInt32(table[Int(text[i &+ 3])])
                 bad |= a | b | c | d
                 let word = a << 18 | b << 12 | c << 6 | d
                 output[o] = UInt8(truncatingIfNeeded: word >> 16)
-                output[o + 1] = UInt8(truncatingIfNeeded: word >> 8)
-                output[o + 2] = UInt8(truncatingIfNeeded: word)
-                i += 4
-                o += 3
+                output[o &+ 1] = UInt8(truncatingIfNeeded: word >> 8)
+                output[o &+ 2] = UInt8(truncatingIfNeeded: word)
+                i &+= 4
+                o &+= 3
             }
             switch count - o {
             case 1:

@@ -194,14 +194,119 @@ struct JSONScanner {
     /// For fast paths over the compact form the writer produces.
     @inline(__always)
     mutating func consume(_ literal: StaticString) -> Bool {
-        literal.withUTF8Buffer { text in
-            guard position &+ text.count <= bytes.count else { return false }
-            for k in 0..<text.count where bytes[position &+ k] != text[k] {
-                return false
-            }
-            position &+= text.count
-            return true
+        let count = literal.utf8CodeUnitCount
+        guard position &+ count <= bytes.count, let base = bytes.baseAddress else { return false }
+        guard Self.equal(UnsafeRawPointer(base + position), UnsafeRawPointer(literal.utf8Start), count: count) else {
+            return false
         }
+        position &+= count
+        return true
+    }
+
+    /// Consumes what the writer puts between a field's name and its value,
+    /// `:{"type":"T","value":`, and returns the type `T`; `nil`, with the
+    /// cursor anywhere, for any other text.
+    @inline(__always)
+    mutating func consumeFieldPrefix() -> FieldType? {
+        guard consume(#":{"type":""#), position < bytes.count else { return nil }
+        switch bytes[position] {
+        case UInt8(ascii: "S"):
+            if consume(#"STRING","value":"#) { return .string }
+            if consume(#"STRING_LIST","value":"#) { return .stringList }
+        case UInt8(ascii: "I"):
+            if consume(#"INT64","value":"#) { return .int64 }
+            if consume(#"INT64_LIST","value":"#) { return .int64List }
+        case UInt8(ascii: "D"):
+            if consume(#"DOUBLE","value":"#) { return .double }
+            if consume(#"DOUBLE_LIST","value":"#) { return .doubleList }
+        case UInt8(ascii: "T"):
+            if consume(#"TIMESTAMP","value":"#) { return .timestamp }
+            if consume(#"TIMESTAMP_LIST","value":"#) { return .timestampList }
+        case UInt8(ascii: "B"):
+            if consume(#"BYTES","value":"#) { return .bytes }
+            if consume(#"BYTES_LIST","value":"#) { return .bytesList }
+        case UInt8(ascii: "R"):
+            if consume(#"REFERENCE","value":"#) { return .reference }
+            if consume(#"REFERENCE_LIST","value":"#) { return .referenceList }
+        case UInt8(ascii: "A"):
+            if consume(#"ASSETID","value":"#) { return .asset }
+            if consume(#"ASSETID_LIST","value":"#) { return .assetList }
+        case UInt8(ascii: "L"):
+            if consume(#"LOCATION","value":"#) { return .location }
+            if consume(#"LOCATION_LIST","value":"#) { return .locationList }
+        default:
+            break
+        }
+        return nil
+    }
+
+    /// Whether the `count` bytes at `a` and `b` are equal, compared a word
+    /// at a time (the last word overlapping the one before it).
+    @inline(__always)
+    static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+        if count >= 8 {
+            var k = 0
+            while k &+ 8 < count {
+                if a.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                    != b.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                {
+                    return false
+                }
+                k &+= 8
+            }
+            return a.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+                == b.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        }
+        if count >= 4 {
+            return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+                && a.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+                    == b.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+        }
+        var k = 0
+        while k < count {
+            if a.load(fromByteOffset: k, as: UInt8.self) != b.load(fromByteOffset: k, as: UInt8.self) { return false }
+            k &+= 1
+        }
+        return true
+    }
+
+    /// Scans a number at the cursor that must be an integer fitting `Int64`
+    /// and returns it, in one pass; `nil`, with the cursor where it was, for
+    /// anything else (a fraction, an exponent, too many digits, bad JSON),
+    /// which the caller reads the general way.
+    @inline(__always)
+    mutating func scanInt64() -> Int64? {
+        let count = bytes.count
+        var i = position
+        guard i < count, let base = bytes.baseAddress else { return nil }
+        let negative = base[i] == UInt8(ascii: "-")
+        if negative { i &+= 1 }
+        guard i < count else { return nil }
+        let first = base[i] &- UInt8(ascii: "0")
+        guard first < 10 else { return nil }
+        var magnitude = UInt64(first)
+        i &+= 1
+        if first == 0 {
+            // No leading zeros.
+            if i < count, base[i] &- UInt8(ascii: "0") < 10 { return nil }
+        } else {
+            let limit = min(count, i &+ 17)  // 18 digits always fit
+            while i < limit {
+                let digit = base[i] &- UInt8(ascii: "0")
+                guard digit < 10 else { break }
+                magnitude = magnitude &* 10 &+ UInt64(digit)
+                i &+= 1
+            }
+            if i < count, base[i] &- UInt8(ascii: "0") < 10 { return nil }
+        }
+        if i < count {
+            switch base[i] {
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+            default: break
+            }
+        }
+        position = i
+        return negative ? Int64(bitPattern: 0 &- magnitude) : Int64(bitPattern: magnitude)
     }
 
     // MARK: - Literals
@@ -411,7 +516,22 @@ struct JSONScanner {
     @inline(__always)
     mutating func string(_ span: StringSpan) throws(WireFormatError) -> String {
         try validate(span)
-        return withContents(of: span) { String(decoding: $0, as: UTF8.self) }
+        return withContents(of: span, Self.makeString)
+    }
+
+    /// A `String` of valid UTF-8. Short text (which fits in a `String`
+    /// without allocating) is copied in words; the standard library then
+    /// only checks that it is ASCII.
+    @inline(__always)
+    static func makeString(_ utf8: UnsafeBufferPointer<UInt8>) -> String {
+        let count = utf8.count
+        if count <= 15, let source = utf8.baseAddress {
+            return String(unsafeUninitializedCapacity: count) { target in
+                JSONText.copyShortText(source, to: target.baseAddress!, count: count)
+                return count
+            }
+        }
+        return String(decoding: utf8, as: UTF8.self)
     }
 
     /// Reads a string value after whitespace.
@@ -531,8 +651,112 @@ struct JSONScanner {
             if integer == 0, text[0] == UInt8(ascii: "-") { return -0.0 }
             return Double(integer)
         }
+        if let exact = Self.exactDouble(text) { return exact }
         // The grammar was checked: the text is a valid Swift float literal.
         return Double(String(decoding: text, as: UTF8.self)) ?? .nan
+    }
+
+    /// The value of a JSON number whose significant digits fit in 53 bits
+    /// and whose decimal exponent is at most 22 either way, or `nil`.
+    ///
+    /// Such a number is an exact integer times or divided by an exact power
+    /// of ten, and one IEEE multiplication or division rounds correctly, so
+    /// the result is exactly what `Double(String)` returns (Clinger's fast
+    /// path). Everything else, including numbers with more digits, goes to
+    /// the standard library.
+    @inline(__always)
+    static func exactDouble(_ text: UnsafeBufferPointer<UInt8>) -> Double? {
+        let count = text.count
+        var i = 0
+        let negative = count > 0 && text[0] == UInt8(ascii: "-")
+        if negative { i = 1 }
+        var mantissa: UInt64 = 0
+        var exponent = 0
+        // At most 16 significant digits: a 17-digit mantissa may exceed 2^53.
+        var room = 16
+        while i < count {
+            let digit = text[i] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            if mantissa != 0 || digit != 0 {
+                guard room > 0 else { return nil }
+                room &-= 1
+                mantissa = mantissa &* 10 &+ UInt64(digit)
+            }
+            i &+= 1
+        }
+        if i < count, text[i] == UInt8(ascii: ".") {
+            i &+= 1
+            while i < count {
+                let digit = text[i] &- UInt8(ascii: "0")
+                guard digit < 10 else { break }
+                if mantissa != 0 || digit != 0 {
+                    guard room > 0 else { return nil }
+                    room &-= 1
+                    mantissa = mantissa &* 10 &+ UInt64(digit)
+                }
+                exponent &-= 1
+                i &+= 1
+            }
+        }
+        if i < count {
+            // An exponent: e or E, an optional sign, digits.
+            i &+= 1
+            var exponentIsNegative = false
+            if i < count, text[i] == UInt8(ascii: "-") || text[i] == UInt8(ascii: "+") {
+                exponentIsNegative = text[i] == UInt8(ascii: "-")
+                i &+= 1
+            }
+            var written = 0
+            while i < count {
+                let digit = text[i] &- UInt8(ascii: "0")
+                guard digit < 10, written < 1000 else { return nil }
+                written = written &* 10 &+ Int(digit)
+                i &+= 1
+            }
+            exponent &+= exponentIsNegative ? -written : written
+        }
+        guard mantissa <= 1 << 53 else { return nil }
+        var value = Double(mantissa)
+        if mantissa != 0 {
+            if exponent > 0 {
+                guard exponent <= 22 else { return nil }
+                value *= powerOfTen(exponent)
+            } else if exponent < 0 {
+                guard exponent >= -22 else { return nil }
+                value /= powerOfTen(-exponent)
+            }
+        }
+        return negative ? -value : value
+    }
+
+    /// 10^k for 0 ≤ k ≤ 22, all exact in a `Double`.
+    @inline(__always)
+    private static func powerOfTen(_ k: Int) -> Double {
+        switch k {
+        case 0: 1e0
+        case 1: 1e1
+        case 2: 1e2
+        case 3: 1e3
+        case 4: 1e4
+        case 5: 1e5
+        case 6: 1e6
+        case 7: 1e7
+        case 8: 1e8
+        case 9: 1e9
+        case 10: 1e10
+        case 11: 1e11
+        case 12: 1e12
+        case 13: 1e13
+        case 14: 1e14
+        case 15: 1e15
+        case 16: 1e16
+        case 17: 1e17
+        case 18: 1e18
+        case 19: 1e19
+        case 20: 1e20
+        case 21: 1e21
+        default: 1e22
+        }
     }
 
     /// The literal text of `number`.

@@ -65,75 +65,113 @@ extension JSONWriter {
 
     /// Appends the `fields` object: `{name:{"type":…,"value":…},…}`.
     mutating func writeFields(_ fields: RecordFields) throws(WireFormatError) {
-        let names = fields.keys
-        let values = fields.values
+        if let wire = fields.wire {
+            try writeFields(wire)
+            return
+        }
         put(UInt8(ascii: "{"))
-        for i in values.indices {
+        let entries = fields.entries
+        for i in entries.indices {
             if i > 0 { put(UInt8(ascii: ",")) }
-            putString(names[i])
+            putString(entries[i].name)
             do {
-                try writeValue(values[i])
+                try writeValue(entries[i].value)
             } catch {
-                throw WireFormatError(error.code, offset: nil, message: "field '\(names[i])': \(error.message)")
+                throw WireFormatError(error.code, offset: nil, message: "field '\(entries[i].name)': \(error.message)")
             }
             put(UInt8(ascii: "}"))
         }
         put(UInt8(ascii: "}"))
     }
 
+    /// Appends fields held as wire text: the text itself when it is what
+    /// this writer writes, else field by field, copying what is canonical
+    /// and writing the rest from its value. A value that was read but that
+    /// the writer refuses (a timestamp so far out that its date no longer
+    /// converts back to milliseconds) throws, naming the field.
+    private mutating func writeFields(_ wire: WireFields) throws(WireFormatError) {
+        let mark = length
+        var failure: WireFormatError?
+        wire.withSlots { slots, text in
+            if wire.isCanonical {
+                put(text)
+                return
+            }
+            put(UInt8(ascii: "{"))
+            for i in slots.indices {
+                let slot = slots[i]
+                if i > 0 { put(UInt8(ascii: ",")) }
+                put(JSONText.quote)
+                let name = UnsafeBufferPointer(
+                    rebasing: text[Int(slot.nameStart)..<Int(slot.nameStart + slot.nameCount)])
+                put(name)
+                put(JSONText.quote)
+                if slot.isCanonical {
+                    put(WireText.fieldPrefix(slot.type))
+                    put(UnsafeBufferPointer(rebasing: text[Int(slot.valueStart)..<Int(slot.valueEnd)]))
+                } else {
+                    do throws(WireFormatError) {
+                        try writeValue(WireFields.value(slot, in: text))
+                    } catch {
+                        let field = String(decoding: name, as: UTF8.self)
+                        failure = WireFormatError(
+                            error.code, offset: nil, message: "field '\(field)': \(error.message)")
+                        return
+                    }
+                }
+                put(UInt8(ascii: "}"))
+            }
+            put(UInt8(ascii: "}"))
+        }
+        if let failure {
+            length = mark
+            throw failure
+        }
+    }
+
     /// Appends what follows a field's name: `:{"type":…,"value":` and the
     /// wire encoding of the value (the closing brace is the caller's).
     mutating func writeValue(_ value: FieldValue) throws(WireFormatError) {
+        put(WireText.fieldPrefix(value.type))
+        try writeValueText(value)
+    }
+
+    /// Appends the wire encoding of `value` alone.
+    mutating func writeValueText(_ value: FieldValue) throws(WireFormatError) {
         switch value {
         case .string(let string):
-            put(WireText.fieldPrefix(.string))
             putString(string)
         case .int64(let int):
-            put(WireText.fieldPrefix(.int64))
             putInt(int)
         case .double(let double):
-            put(WireText.fieldPrefix(.double))
             try writeFiniteDouble(double, "DOUBLE value")
         case .timestamp(let date):
-            put(WireText.fieldPrefix(.timestamp))
             try writeTimestamp(date)
         case .bytes(let data):
-            put(WireText.fieldPrefix(.bytes))
             data.withUnsafeBytes { putBase64($0) }
         case .reference(let reference):
-            put(WireText.fieldPrefix(.reference))
             writeReference(reference)
         case .asset(let asset):
-            put(WireText.fieldPrefix(.asset))
             writeAsset(asset)
         case .location(let location):
-            put(WireText.fieldPrefix(.location))
             try writeLocation(location)
         case .stringList(let list):
-            put(WireText.fieldPrefix(.stringList))
             writeList(list) { $0.putString($1) }
         case .int64List(let list):
-            put(WireText.fieldPrefix(.int64List))
             writeList(list) { $0.putInt($1) }
         case .doubleList(let list):
-            put(WireText.fieldPrefix(.doubleList))
             try writeList(list) { (writer, double) throws(WireFormatError) in
                 try writer.writeFiniteDouble(double, "DOUBLE_LIST element")
             }
         case .timestampList(let list):
-            put(WireText.fieldPrefix(.timestampList))
             try writeList(list) { (writer, date) throws(WireFormatError) in try writer.writeTimestamp(date) }
         case .bytesList(let list):
-            put(WireText.fieldPrefix(.bytesList))
             writeList(list) { writer, data in data.withUnsafeBytes { writer.putBase64($0) } }
         case .referenceList(let list):
-            put(WireText.fieldPrefix(.referenceList))
             writeList(list) { $0.writeReference($1) }
         case .assetList(let list):
-            put(WireText.fieldPrefix(.assetList))
             writeList(list) { $0.writeAsset($1) }
         case .locationList(let list):
-            put(WireText.fieldPrefix(.locationList))
             try writeList(list) { (writer, location) throws(WireFormatError) in
                 try writer.writeLocation(location)
             }
@@ -156,7 +194,7 @@ extension JSONWriter {
         guard value.isFinite else {
             throw WireFormatError(.invalidValue, message: "\(what) \(value) is not finite; JSON cannot hold it")
         }
-        putNumber(value)
+        putDouble(value)
     }
 
     private mutating func writeTimestamp(_ date: Date) throws(WireFormatError) {

@@ -157,49 +157,94 @@ public struct JSONWriter: @unchecked Sendable {
     }
 
     /// Writes UTF-8 `text` quoted and escaped, in one copy when nothing needs
-    /// escaping.
+    /// escaping. Text of up to 16 bytes (names, tags, most keys) is checked
+    /// and copied in at most two overlapping words.
+    @inline(__always)
     internal mutating func putQuoted(_ text: UnsafeBufferPointer<UInt8>) {
-        let clean = JSONText.firstEscapeIndex(text)
-        if clean == text.count {
-            let target = reserveUnique(text.count &+ 2)
+        let count = text.count
+        if count <= 16, let source = text.baseAddress, JSONText.isShortTextClean(source, count: count) {
+            let target = reserveUnique(count &+ 2)
             target.pointee = JSONText.quote
-            if let source = text.baseAddress { (target + 1).initialize(from: source, count: text.count) }
-            target[text.count &+ 1] = JSONText.quote
-            length &+= text.count &+ 2
+            JSONText.copyShortText(source, to: target + 1, count: count)
+            target[count &+ 1] = JSONText.quote
+            length &+= count &+ 2
             return
         }
-        let escapedCount = JSONText.escapedLength(text)
-        let target = reserveUnique(escapedCount &+ 2)
-        target.pointee = JSONText.quote
-        (target + 1).initialize(from: text.baseAddress!, count: clean)
-        var o = clean &+ 1
-        for i in clean..<text.count {
-            let byte = text[i]
-            if !JSONText.needsEscape(byte) {
-                target[o] = byte
-                o &+= 1
-                continue
-            }
-            target[o] = JSONText.backslash
-            switch byte {
-            case JSONText.quote, JSONText.backslash: target[o &+ 1] = byte
-            case 0x08: target[o &+ 1] = UInt8(ascii: "b")
-            case 0x09: target[o &+ 1] = UInt8(ascii: "t")
-            case 0x0A: target[o &+ 1] = UInt8(ascii: "n")
-            case 0x0C: target[o &+ 1] = UInt8(ascii: "f")
-            case 0x0D: target[o &+ 1] = UInt8(ascii: "r")
-            default:
-                target[o &+ 1] = UInt8(ascii: "u")
-                target[o &+ 2] = UInt8(ascii: "0")
-                target[o &+ 3] = UInt8(ascii: "0")
-                target[o &+ 4] = JSONText.hexDigit(byte >> 4)
-                target[o &+ 5] = JSONText.hexDigit(byte & 0x0F)
-                o &+= 4
-            }
-            o &+= 2
+        putQuotedInGeneral(text)
+    }
+
+    /// Writes `text` quoted and escaped, eight bytes at a time: the text
+    /// before the first escape in one copy, the rest a chunk at a time (each
+    /// chunk reserves room for its worst case, every byte a six-byte escape).
+    internal mutating func putQuotedInGeneral(_ text: UnsafeBufferPointer<UInt8>) {
+        guard let source = text.baseAddress else {
+            put(JSONText.quote)
+            put(JSONText.quote)
+            return
         }
-        target[o] = JSONText.quote
-        length &+= o &+ 1
+        let count = text.count
+        // The text up to its first escape (all of it, usually) in one copy,
+        // with room for the rest with a few escapes, so that long text
+        // usually fits without the buffer growing (and being copied).
+        let clean = JSONText.firstEscapeIndex(text)
+        let start = reserveUnique(count &+ count >> 3 &+ 32)
+        start.pointee = JSONText.quote
+        (start + 1).initialize(from: source, count: clean)
+        length &+= clean &+ 1
+        if clean < count {
+            let raw = UnsafeRawPointer(source)
+            let chunk = 1 << 14
+            var i = clean
+            while i < count {
+                let end = min(count, i &+ chunk)
+                // Room for the worst case, and for sixteen bytes stored at the end.
+                let target = reserveUnique((end &- i) &* 6 &+ 16)
+                var o = 0
+                while i &+ 8 <= end {
+                    if i &+ 16 <= end {
+                        // Two clean words at once, the common case.
+                        let first = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                        let second = raw.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self)
+                        if !JSONText.wordNeedsEscape(UInt64(littleEndian: first))
+                            && !JSONText.wordNeedsEscape(UInt64(littleEndian: second))
+                        {
+                            let at = UnsafeMutableRawPointer(target + o)
+                            at.storeBytes(of: first, as: UInt64.self)
+                            at.storeBytes(of: second, toByteOffset: 8, as: UInt64.self)
+                            i &+= 16
+                            o &+= 16
+                            continue
+                        }
+                    }
+                    let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    UnsafeMutableRawPointer(target + o).storeBytes(of: word, as: UInt64.self)
+                    let ordered = UInt64(littleEndian: word)
+                    if !JSONText.wordNeedsEscape(ordered) {
+                        i &+= 8
+                        o &+= 8
+                        continue
+                    }
+                    // The bytes before the first escape are in place.
+                    let clean = JSONText.escapeMask(ordered).trailingZeroBitCount >> 3
+                    i &+= clean
+                    o &+= clean
+                    o &+= JSONText.writeEscape(source[i], to: target + o)
+                    i &+= 1
+                }
+                while i < end {
+                    let byte = source[i]
+                    if JSONText.needsEscape(byte) {
+                        o &+= JSONText.writeEscape(byte, to: target + o)
+                    } else {
+                        target[o] = byte
+                        o &+= 1
+                    }
+                    i &+= 1
+                }
+                length &+= o
+            }
+        }
+        put(JSONText.quote)
     }
 
     @inline(__always)
@@ -217,8 +262,22 @@ public struct JSONWriter: @unchecked Sendable {
         length &+= digits
     }
 
+    /// Writes the shortest round-trip text of a finite `Double` (as its
+    /// `description`), or `null`: short plain decimals directly, the rest
+    /// through the standard library.
+    @inline(__always)
+    internal mutating func putDouble(_ v: Double) {
+        let target = reserveUnique(32)
+        let count = JSONText.writeShortDecimal(v, to: target)
+        if count > 0 {
+            length &+= count
+            return
+        }
+        putNumber(v)
+    }
+
     /// Writes the shortest round-trip text of a finite `Double` or `Float`,
-    /// or `null`.
+    /// or `null`, through the standard library.
     @inline(__always)
     internal mutating func putNumber<Number: BinaryFloatingPoint & TextOutputStreamable>(_ v: Number) {
         guard v.isFinite else {
@@ -304,7 +363,7 @@ public struct JSONWriter: @unchecked Sendable {
     /// `isFinite` first and report an error instead.
     public mutating func appendDouble(_ v: Double) {
         makeUnique()
-        putNumber(v)
+        putDouble(v)
     }
 
     /// Appends the shortest text that reads back as exactly `v` as a `Float`,

@@ -25,16 +25,35 @@ extension WireFormat {
     }
 
     private static func fieldsSize<Rule: SizeRule>(_ fields: RecordFields, _: Rule.Type) -> Int {
-        let names = fields.keys
+        if let wire = fields.wire { return wireFieldsSize(wire, Rule.self) }
         // The braces, and a comma between fields.
-        var size = 2 + max(names.count - 1, 0)
-        fields.values.withUnsafeBufferPointer { values in
-            for i in values.indices {
-                size += Rule.string(names[i]) + WireText.fieldPrefix(values[i].type).utf8CodeUnitCount
-                size += valueSize(values[i], Rule.self) + 1
+        var size = 2 + max(fields.entries.count - 1, 0)
+        fields.entries.withUnsafeBufferPointer { entries in
+            for entry in entries {
+                size += Rule.string(entry.name) + WireText.fieldPrefix(entry.value.type).utf8CodeUnitCount
+                size += valueSize(entry.value, Rule.self) + 1
             }
         }
         return size
+    }
+
+    /// The size of fields held as wire text, as the writer writes them:
+    /// canonical text counts as it is.
+    private static func wireFieldsSize<Rule: SizeRule>(_ wire: WireFields, _: Rule.Type) -> Int {
+        wire.withSlots { slots, text in
+            if wire.isCanonical { return text.count }
+            var size = 2 + max(slots.count - 1, 0)
+            for slot in slots {
+                // Names are kept only when they need no escapes.
+                size += Int(slot.nameCount) + 2 + WireText.fieldPrefix(slot.type).utf8CodeUnitCount + 1
+                if slot.isCanonical {
+                    size += Int(slot.valueEnd - slot.valueStart)
+                } else {
+                    size += valueSize(WireFields.value(slot, in: text), Rule.self)
+                }
+            }
+            return size
+        }
     }
 
     private static func valueSize<Rule: SizeRule>(_ value: FieldValue, _: Rule.Type) -> Int {

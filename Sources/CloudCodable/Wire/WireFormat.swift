@@ -23,10 +23,14 @@ public enum WireFormat {
     /// - Throws: `.invalidValue` for a value JSON cannot hold (see
     ///   ``JSONWriter/writeRecord(_:)``).
     public static func encode(_ record: Record) throws -> [UInt8] {
-        // Room for the dictionary around the fields and for typical field
-        // values; the buffer grows if that is not enough.
-        var writer = JSONWriter(capacity: 320 + record.fields.count * 96)
-        try writer.writeRecord(record)
+        // Room for the dictionary around the fields and for the fields: their
+        // exact size when they are canonical wire text, else a share of the
+        // bound (which counts every string byte as a six-byte escape); the
+        // buffer grows if that is not enough.
+        let bound = WireFormat.maximumEncodedSize(ofFields: record.fields)
+        let isExact = record.fields.wire?.isCanonical == true
+        var writer = JSONWriter(capacity: 320 + (isExact ? bound : min(bound, 4096 + bound / 4)))
+        try writer.writeRecordTyped(record)
         return writer.bytes
     }
 

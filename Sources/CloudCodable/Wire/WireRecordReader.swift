@@ -54,6 +54,8 @@ struct WireRecordReader {
     mutating func readRecord(depth: Int, deletion: inout Deletion?) throws(WireFormatError) -> Record {
         _ = try scanner.peek("a record object")
         let start = scanner.position
+        if let record = readRecordInWriterForm(depth: depth) { return record }
+        scanner.position = start
         var recordName: String?
         var recordType: String?
         var changeTag: String?
@@ -121,6 +123,86 @@ struct WireRecordReader {
         return Record(recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
     }
 
+    /// Reads a record dictionary laid out exactly as the writer writes it
+    /// (keys in its order, no whitespace, no unknown keys; see
+    /// ``JSONWriter/writeRecord(_:)``) without looking up any key, or returns
+    /// `nil` for anything else, which the general reader then reads from
+    /// the start. Its values are checked as strictly as ever, and errors in
+    /// them are thrown as the general reader would throw them.
+    private mutating func readRecordInWriterForm(depth: Int) -> Record? {
+        guard scanner.consume(#"{"recordName":""#) else { return nil }
+        scanner.position &-= 1
+        guard let recordName = readPlainString(), scanner.consume(#","recordType":""#) else { return nil }
+        scanner.position &-= 1
+        guard let recordType = readPlainString() else { return nil }
+        var changeTag: String?
+        if scanner.consume(#","recordChangeTag":""#) {
+            scanner.position &-= 1
+            guard let tag = readPlainString() else { return nil }
+            changeTag = tag
+        }
+        guard scanner.consume(#","fields":"#) else { return nil }
+        let fields: RecordFields
+        if let wire = readFieldsAsWireText() {
+            fields = RecordFields(wire: wire)
+        } else {
+            return nil
+        }
+        var created: RecordStamp?
+        var modified: RecordStamp?
+        if scanner.consume(#","created":{"timestamp":"#) {
+            guard let stamp = readStampInWriterForm() else { return nil }
+            created = stamp
+        }
+        if scanner.consume(#","modified":{"timestamp":"#) {
+            guard let stamp = readStampInWriterForm() else { return nil }
+            modified = stamp
+        }
+        guard scanner.consume(#","zoneID":{"zoneName":""#) else { return nil }
+        scanner.position &-= 1
+        guard let zoneName = readPlainString() else { return nil }
+        var owner: String?
+        if scanner.consume(#","ownerRecordName":""#) {
+            scanner.position &-= 1
+            guard let name = readPlainString() else { return nil }
+            owner = name
+        }
+        guard scanner.consume("}}") else { return nil }
+        let zone = ZoneID(zoneName: zoneName, ownerRecordName: owner)
+        var metadata: RecordMetadata?
+        if let changeTag {
+            metadata = RecordMetadata(changeTag: changeTag, zoneID: zone, created: created, modified: modified)
+        }
+        return Record(recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+    }
+
+    /// The rest of a stamp in the writer's form, after `{"timestamp":`.
+    private mutating func readStampInWriterForm() -> RecordStamp? {
+        guard let timestamp = scanner.scanInt64() else { return nil }
+        var user: String?
+        var device: String?
+        if scanner.consume(#","userRecordName":""#) {
+            scanner.position &-= 1
+            guard let name = readPlainString() else { return nil }
+            user = name
+        }
+        if scanner.consume(#","deviceID":""#) {
+            scanner.position &-= 1
+            guard let id = readPlainString() else { return nil }
+            device = id
+        }
+        guard scanner.consume("}") else { return nil }
+        return RecordStamp(timestamp: timestamp, userRecordName: user, deviceID: device)
+    }
+
+    /// The string at the cursor when it is valid; `nil` otherwise (the
+    /// general reader then reports what is wrong).
+    @inline(__always)
+    private mutating func readPlainString() -> String? {
+        guard let span = try? scanner.scanString() else { return nil }
+        return try? scanner.string(span)
+    }
+
     /// Reads the next member's key and its colon. `fast` tries the keys the
     /// object usually has, in the compact form the writer produces; any other
     /// spelling goes the general way. An unknown key is checked for valid UTF-8.
@@ -151,15 +233,225 @@ struct WireRecordReader {
     /// a `null` value removes the field.
     private mutating func readFields(depth: Int) throws(WireFormatError) -> RecordFields {
         if try scanner.skipNull() { return RecordFields() }
+        let start = scanner.position
+        if let wire = readFieldsAsWireText() { return RecordFields(wire: wire) }
+        scanner.position = start
         guard try scanner.enterObject("the 'fields' object") else { return RecordFields() }
         var fields = RecordFields(minimumCapacity: 8)
+        var seen = FieldNameSummary()
         repeat {
             let name = try scanner.string(scanner.memberKey())
-            fields[name] = try context("field '\(name)'") { (r) throws(WireFormatError) in
+            let value = try context("field '\(name)'") { (r) throws(WireFormatError) in
                 try r.readField(depth: depth + 1)
+            }
+            if let value {
+                fields.set(value, forKey: name, seen: &seen)
+            } else if seen.contains(FieldNameSummary.bit(of: name)) {
+                fields.removeValue(forKey: name)
             }
         } while try scanner.nextMember()
         return fields
+    }
+
+    /// Reads the `fields` object at the cursor as wire text (see
+    /// ``WireFields``) when it is in the compact form the writer produces,
+    /// every name is unescaped and given once, and every value has a type
+    /// the table can describe. Returns `nil`, with the cursor anywhere, for
+    /// anything else, and for anything wrong: the general reader then reads
+    /// the object again and reports what it finds.
+    private mutating func readFieldsAsWireText() -> WireFields? {
+        let start = scanner.position
+        guard scanner.consume("{") else { return nil }
+        // Most records fit the table on the stack; larger ones go on in an array.
+        return withUnsafeTemporaryAllocation(of: WireFields.Slot.self, capacity: 24) { stack -> WireFields? in
+            var count = 0
+            var heap: [WireFields.Slot] = []
+            var seen = FieldNameSummary()
+            if !scanner.consume("}") {
+                repeat {
+                    guard let slot = readFieldAsWireText(start: start) else { return nil }
+                    // A name given twice goes the general way (the last value wins there).
+                    let bit = summaryBit(of: slot, from: start)
+                    if seen.contains(bit) {
+                        let seenBefore =
+                            heap.isEmpty
+                            ? hasName(of: slot, among: UnsafeBufferPointer(rebasing: stack[0..<count]), from: start)
+                            : heap.withUnsafeBufferPointer { hasName(of: slot, among: $0, from: start) }
+                        if seenBefore { return nil }
+                    }
+                    seen.insert(bit)
+                    if count < stack.count {
+                        stack[count] = slot
+                    } else {
+                        if heap.isEmpty { heap.append(contentsOf: stack) }
+                        heap.append(slot)
+                    }
+                    count &+= 1
+                    if scanner.consume("}") { break }
+                    guard scanner.consume(",") else { return nil }
+                } while true
+            }
+            let end = scanner.position
+            guard end - start <= WireFields.maximumTextCount else { return nil }
+            let text = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scanner.bytes)[start..<end])
+            if !heap.isEmpty {
+                return heap.withUnsafeBufferPointer { WireFields.make(slots: $0, text: text, isCanonical: false) }
+            }
+            return WireFields.make(
+                slots: UnsafeBufferPointer(rebasing: stack[0..<count]), text: text, isCanonical: false)
+        }
+    }
+
+    /// Reads `"name":{"type":"T","value":V}` as a slot whose offsets count
+    /// from `start`, checking the value as ``readValue(_:depth:)`` would.
+    @inline(__always)
+    private mutating func readFieldAsWireText(start: Int) -> WireFields.Slot? {
+        guard scanner.position < scanner.bytes.count, scanner.bytes[scanner.position] == JSONText.quote,
+            let name = try? scanner.scanString(), !name.isEscaped, (try? scanner.validate(name)) != nil,
+            let type = scanner.consumeFieldPrefix()
+        else { return nil }
+        let valueStart = scanner.position
+        guard let (scalar, isCanonical) = checkValueAsWireText(type) else { return nil }
+        let valueEnd = scanner.position
+        guard scanner.consume("}") else { return nil }
+        return WireFields.Slot(
+            nameStart: Int32(truncatingIfNeeded: name.start &- start),
+            nameCount: Int32(truncatingIfNeeded: name.end &- name.start),
+            valueStart: Int32(truncatingIfNeeded: valueStart &- start),
+            valueEnd: Int32(truncatingIfNeeded: valueEnd &- start),
+            scalar: scalar, type: type, isCanonical: isCanonical)
+    }
+
+    /// Checks the value of `type` at the cursor without building it, as
+    /// strictly as ``readValue(_:depth:)`` reads it; returns its scalar bits
+    /// (integers and doubles) and whether its text is the writer's, or `nil`
+    /// for what only the general reader takes (nulls, numbers as strings,
+    /// escaped base64, references, assets and locations) and for errors.
+    @inline(__always)
+    private mutating func checkValueAsWireText(_ type: FieldType) -> (UInt64, Bool)? {
+        switch type {
+        case .string:
+            guard let isCanonical = checkString() else { return nil }
+            return (0, isCanonical)
+        case .int64, .timestamp:
+            guard let (value, isCanonical) = checkInteger() else { return nil }
+            return (UInt64(bitPattern: value), isCanonical)
+        case .double:
+            guard let value = checkDouble() else { return nil }
+            return (value.bitPattern, false)
+        case .bytes:
+            guard let isCanonical = checkBase64() else { return nil }
+            return (0, isCanonical)
+        case .stringList:
+            let start = scanner.position
+            var plain = true
+            var strings = 0
+            var stringBytes = 0
+            guard
+                checkList({ reader in
+                    let before = reader.scanner.position
+                    guard let unescaped = reader.checkString() else { return false }
+                    plain = plain && unescaped
+                    strings &+= 1
+                    stringBytes &+= reader.scanner.position &- before
+                    return true
+                })
+            else { return nil }
+            // As the writer writes it: no escapes, and nothing but the strings,
+            // the brackets and the commas between them (so no whitespace).
+            let compact = 2 &+ stringBytes &+ max(strings &- 1, 0)
+            return (0, plain && scanner.position &- start == compact)
+        case .int64List, .timestampList:
+            return checkList { $0.checkInteger() != nil } ? (0, false) : nil
+        case .doubleList:
+            return checkList { $0.checkDouble() != nil } ? (0, false) : nil
+        case .bytesList:
+            return checkList { $0.checkBase64() != nil } ? (0, false) : nil
+        case .reference, .asset, .location, .referenceList, .assetList, .locationList:
+            return nil
+        }
+    }
+
+    /// A string; whether it has no escapes (and so is as the writer writes it).
+    @inline(__always)
+    private mutating func checkString() -> Bool? {
+        guard scanner.position < scanner.bytes.count, scanner.bytes[scanner.position] == JSONText.quote,
+            let span = try? scanner.scanString(), (try? scanner.validate(span)) != nil
+        else { return nil }
+        return !span.isEscaped
+    }
+
+    /// An integer that fits `Int64`; whether it is as the writer writes it.
+    @inline(__always)
+    private mutating func checkInteger() -> (Int64, Bool)? {
+        guard scanner.position < scanner.bytes.count else { return nil }
+        let first = scanner.bytes[scanner.position]
+        if let value = scanner.scanInt64() {
+            // "-0" is the only integer text the writer would write otherwise.
+            return (value, !(value == 0 && first == UInt8(ascii: "-")))
+        }
+        guard first == UInt8(ascii: "-") || JSONScanner.isDigit(first),
+            let number = try? scanner.scanNumber(), number.isInteger, let value = scanner.int64(number)
+        else { return nil }
+        return (value, true)
+    }
+
+    /// A finite double.
+    @inline(__always)
+    private mutating func checkDouble() -> Double? {
+        guard scanner.position < scanner.bytes.count else { return nil }
+        let first = scanner.bytes[scanner.position]
+        guard first == UInt8(ascii: "-") || JSONScanner.isDigit(first), let number = try? scanner.scanNumber()
+        else { return nil }
+        let value = scanner.double(number)
+        return value.isFinite ? value : nil
+    }
+
+    /// Unescaped base64; whether it is padded (as the writer writes it).
+    @inline(__always)
+    private mutating func checkBase64() -> Bool? {
+        guard scanner.position < scanner.bytes.count, scanner.bytes[scanner.position] == JSONText.quote,
+            let span = try? scanner.scanString(), !span.isEscaped
+        else { return nil }
+        let text = UnsafeBufferPointer(rebasing: scanner.bytes[span.start..<span.end])
+        guard Base64.isValid(text) else { return nil }
+        return text.count % 4 == 0
+    }
+
+    /// A list whose elements `element` checks.
+    @inline(__always)
+    private mutating func checkList(_ element: (inout Self) -> Bool) -> Bool {
+        guard let isNotEmpty = try? scanner.enterArray("a list") else { return false }
+        guard isNotEmpty else { return true }
+        while true {
+            guard (try? scanner.peek("a list element")) != nil, element(&self),
+                let more = try? scanner.nextElement()
+            else { return false }
+            if !more { return true }
+        }
+    }
+
+    /// The summary bit (see ``FieldNameSummary``)
+    /// of the name of `slot`, whose offsets count from `start`.
+    @inline(__always)
+    private func summaryBit(of slot: WireFields.Slot, from start: Int) -> Int {
+        let first = start &+ Int(slot.nameStart)
+        return FieldNameSummary.bit(
+            of: UnsafeBufferPointer(rebasing: scanner.bytes[first..<(first &+ Int(slot.nameCount))]))
+    }
+
+    /// Whether one of `slots` has the name of `slot`.
+    private func hasName(of slot: WireFields.Slot, among slots: UnsafeBufferPointer<WireFields.Slot>, from start: Int)
+        -> Bool
+    {
+        let bytes = scanner.bytes.baseAddress! + start
+        for other in slots where other.nameCount == slot.nameCount {
+            if JSONScanner.equal(bytes + Int(other.nameStart), bytes + Int(slot.nameStart), count: Int(slot.nameCount))
+            {
+                return true
+            }
+        }
+        return false
     }
 
     /// Reads `{"type": …, "value": …}` in either order. A `null` value reads
@@ -313,7 +605,7 @@ struct WireRecordReader {
     }
 
     /// Reads a value of `type`; `nil` for `null`.
-    private mutating func readValue(_ type: FieldType, depth: Int) throws(WireFormatError) -> FieldValue? {
+    mutating func readValue(_ type: FieldType, depth: Int) throws(WireFormatError) -> FieldValue? {
         if try scanner.skipNull() { return nil }
         switch type {
         case .string:
@@ -385,6 +677,7 @@ struct WireRecordReader {
             }
             return value
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            if let value = scanner.scanInt64() { return value }
             let start = scanner.position
             let number = try scanner.scanNumber()
             guard number.isInteger else {
