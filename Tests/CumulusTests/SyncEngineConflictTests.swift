@@ -4,92 +4,40 @@ import Testing
 
 @testable import Cumulus
 
-/// A database in front of an in-memory handle where, while `rivalWrites`
-/// is on, another device changes every record just before each write of
-/// this one arrives: the write always meets a newer version.
-final class RivalWritingDatabase: CloudDatabase, @unchecked Sendable {
-    // Safety: `rivalWrites` and `rivalWriteCount` are guarded by `lock`.
-    let inner: InMemoryCloudDatabase
-    let rival: InMemoryCloudDatabase
+/// Another device that, while `isActive`, changes every record just
+/// before each write of the engine arrives: the write always meets a
+/// newer version.
+final class Rival: @unchecked Sendable {
+    // Safety: `active` and `writes` are guarded by `lock`.
+    let database: InMemoryCloudDatabase
     private let lock = NSLock()
-    private var enabled = false
+    private var active = false
     private var writes = 0
 
-    init(_ inner: InMemoryCloudDatabase, rival: InMemoryCloudDatabase) {
-        self.inner = inner
-        self.rival = rival
+    init(_ database: InMemoryCloudDatabase) {
+        self.database = database
     }
 
-    var rivalWrites: Bool {
-        get { lock.withLock { enabled } }
-        set { lock.withLock { enabled = newValue } }
+    var isActive: Bool {
+        get { lock.withLock { active } }
+        set { lock.withLock { active = newValue } }
     }
 
-    var rivalWriteCount: Int { lock.withLock { writes } }
+    var writeCount: Int { lock.withLock { writes } }
 
-    var scope: DatabaseScope { inner.scope }
-
-    func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws
-        -> [RecordResult]
-    {
-        if rivalWrites {
-            let names = operations.map(\.record.recordName)
-            let current = try await rival.lookupRecords(names, zoneID: zoneID, desiredKeys: nil)
-            let edits = current.compactMap { result -> RecordOperation? in
-                guard case .record(var record) = result else { return nil }
-                record["body"] = .string("rival edit \(UUID().uuidString)")
-                return RecordOperation(.update, record)
-            }
-            _ = try await rival.modifyRecords(edits, zoneID: zoneID, atomic: false)
-            lock.withLock { writes += edits.count }
+    /// Changes the records that `operations` are about to write.
+    func interpose(_ operations: [RecordOperation], zoneID: ZoneID) async throws {
+        guard isActive else { return }
+        let current = try await database.lookupRecords(
+            operations.map(\.record.recordName), zoneID: zoneID, desiredKeys: nil)
+        let edits = current.compactMap { result -> RecordOperation? in
+            guard case .record(var record) = result else { return nil }
+            record["body"] = .string("rival edit \(UUID().uuidString)")
+            return RecordOperation(.update, record)
         }
-        return try await inner.modifyRecords(operations, zoneID: zoneID, atomic: atomic)
+        _ = try await database.modifyRecords(edits, zoneID: zoneID, atomic: false)
+        lock.withLock { writes += edits.count }
     }
-
-    func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws
-        -> [RecordResult]
-    {
-        try await inner.lookupRecords(recordNames, zoneID: zoneID, desiredKeys: desiredKeys)
-    }
-
-    func queryRecords(
-        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?,
-        desiredKeys: [String]?
-    ) async throws -> QueryResult {
-        try await inner.queryRecords(
-            query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: continuationMarker,
-            desiredKeys: desiredKeys)
-    }
-
-    func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
-        try await inner.fetchZoneChanges(requests)
-    }
-
-    func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws -> DatabaseChanges {
-        try await inner.fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit)
-    }
-
-    func listZones() async throws -> [RecordZone] { try await inner.listZones() }
-
-    func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] { try await inner.lookupZones(zoneIDs) }
-
-    func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult] {
-        try await inner.modifyZones(operations)
-    }
-
-    func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
-        try await inner.modifySubscriptions(operations)
-    }
-
-    func listSubscriptions() async throws -> [Subscription] { try await inner.listSubscriptions() }
-
-    func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] {
-        try await inner.lookupSubscriptions(subscriptionIDs)
-    }
-
-    func currentUser() async throws -> UserIdentity { try await inner.currentUser() }
-
-    func notifications() -> AsyncStream<CloudNotification> { inner.notifications() }
 }
 
 /// A note whose resolver always keeps the server's version.
@@ -107,8 +55,10 @@ struct SyncEngineConflictTests {
     func conflictsAreBounded() async throws {
         let server = InMemoryCloudServer()
         let directory = temporaryDirectory("rival")
-        let database = RivalWritingDatabase(
-            server.database(signedInAs: "alice"), rival: server.database(signedInAs: "alice"))
+        let rival = Rival(server.database(signedInAs: "alice"))
+        let database = InterposedDatabase(server.database(signedInAs: "alice")) { operations, zoneID in
+            try await rival.interpose(operations, zoneID: zoneID)
+        }
         let configuration = SyncConfiguration(
             automaticSync: false, retryPolicy: RetryPolicy(jitter: 0), maximumConflictAttempts: 3)
         var engine: SyncEngine<Note>? = try await SyncEngine<Note>(
@@ -117,14 +67,14 @@ struct SyncEngineConflictTests {
         try await engine!.sync()
 
         let events = Collected(engine!.events)
-        database.rivalWrites = true
+        rival.isActive = true
         var note = try #require(await engine!.model(withIdentifier: "n"))
         note.title = "Second"
         try await engine!.upload(note)
         try await engine!.sync()  // returns: the record is held back, not retried forever
 
         // One first try and three resolutions, each of them beaten by the rival.
-        #expect(database.rivalWriteCount == 4)
+        #expect(rival.writeCount == 4)
         #expect(await engine!.pendingChangeCount == 1)
         #expect(await engine!.refusedChanges["n"]?.code == .conflict)
         let reported = await events.waitUntil { values in
@@ -143,7 +93,7 @@ struct SyncEngineConflictTests {
         #expect(await engine!.model(withIdentifier: "n")?.title == "Second")
 
         // Once the rival stops and the app changes the model again, it goes through.
-        database.rivalWrites = false
+        rival.isActive = false
         note = try #require(await engine!.model(withIdentifier: "n"))
         note.title = "Third"
         try await engine!.upload(note)

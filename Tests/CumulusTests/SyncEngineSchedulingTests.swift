@@ -31,7 +31,7 @@ struct SyncEngineSchedulingTests {
         let devices = Devices(clock: clock)
         let (phone, _, _) = try await devices.engine()
         // The laptop's handle gets no notifications: polling is its only news.
-        let laptopDatabase = QuietDatabase(devices.server.database(signedInAs: "alice"))
+        let laptopDatabase = InterposedDatabase(devices.server.database(signedInAs: "alice"), notifies: false)
         let laptop = try await SyncEngine<Note>(
             database: laptopDatabase, directory: temporaryDirectory("polling"),
             configuration: SyncConfiguration(automaticSync: true, pollInterval: .seconds(60), clock: clock))
@@ -47,44 +47,4 @@ struct SyncEngineSchedulingTests {
         }
         #expect(arrived)
     }
-}
-
-/// A database whose notification streams never yield.
-struct QuietDatabase: CloudDatabase {
-    let base: InMemoryCloudDatabase
-    init(_ base: InMemoryCloudDatabase) { self.base = base }
-    var scope: DatabaseScope { base.scope }
-    func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws -> [RecordResult] {
-        try await base.modifyRecords(operations, zoneID: zoneID, atomic: atomic)
-    }
-    func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws -> [RecordResult] {
-        try await base.lookupRecords(recordNames, zoneID: zoneID, desiredKeys: desiredKeys)
-    }
-    func queryRecords(
-        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?, desiredKeys: [String]?
-    ) async throws -> QueryResult {
-        try await base.queryRecords(
-            query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: continuationMarker,
-            desiredKeys: desiredKeys)
-    }
-    func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
-        try await base.fetchZoneChanges(requests)
-    }
-    func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws -> DatabaseChanges {
-        try await base.fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit)
-    }
-    func listZones() async throws -> [RecordZone] { try await base.listZones() }
-    func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] { try await base.lookupZones(zoneIDs) }
-    func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult] {
-        try await base.modifyZones(operations)
-    }
-    func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
-        try await base.modifySubscriptions(operations)
-    }
-    func listSubscriptions() async throws -> [Subscription] { try await base.listSubscriptions() }
-    func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] {
-        try await base.lookupSubscriptions(subscriptionIDs)
-    }
-    func currentUser() async throws -> UserIdentity { try await base.currentUser() }
-    func notifications() -> AsyncStream<CloudNotification> { AsyncStream { _ in } }
 }

@@ -27,9 +27,9 @@ let fsyncsPerThousand = BenchmarkMetric.custom("fsyncs per 1,000", polarity: .pr
 let recordsPerSecond = BenchmarkMetric.custom("records/s", polarity: .prefersLarger, useScalingFactor: false)
 /// The wire JSON of the zone, in MB, to read peak memory against.
 let wireMegabytes = BenchmarkMetric.custom("zone wire MB", polarity: .prefersSmaller, useScalingFactor: false)
-/// How much the process's resident memory grew while the engine fetched or
-/// loaded, in MB, with the engine still open: what the replica costs,
-/// without the in-process server that the peak also counts.
+/// How much the process's resident memory grew while the engine fetched,
+/// in MB, with the engine still open: what the replica costs, without the
+/// in-process server that the peak also counts.
 let residentGrowth = BenchmarkMetric.custom("resident growth MB", polarity: .prefersSmaller, useScalingFactor: false)
 
 let benchmarks: @Sendable () -> Void = {
@@ -126,18 +126,16 @@ func registerFetchBenchmarks(count: Int) {
 /// One iteration re-opens an engine on a replica of `count` records.
 func registerLoadBenchmarks(count: Int) {
     let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident, recordsPerSecond, residentGrowth],
+        metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident, recordsPerSecond],
         timeUnits: .milliseconds, warmupIterations: 1, scalingFactor: .one, maxDuration: .seconds(10),
         maxIterations: 5)
     Benchmark("Engine journal load \(count)", configuration: configuration) { benchmark, replica in
-        let residentBefore = residentBytes()
         let start = ContinuousClock.now
         let engine = try await SyncEngine<Landmark>(
             database: InMemoryCloudServer().database(signedInAs: "bench"), directory: replica.directory,
             configuration: manualSync)
         let seconds = (ContinuousClock.now - start) / .seconds(1)
         benchmark.stopMeasurement()
-        benchmark.measurement(residentGrowth, (residentBytes() - residentBefore) / 1_000_000)
         let loaded = await engine.models.count
         guard loaded == replica.count else {
             benchmark.error("loaded \(loaded) of \(replica.count) records")

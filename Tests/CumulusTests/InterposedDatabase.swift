@@ -1,0 +1,75 @@
+import CumulusTesting
+import Foundation
+
+@testable import Cumulus
+
+/// An in-memory handle with a test standing between it and the engine: it
+/// can run a step before each `modifyRecords` request arrives, and silence
+/// the notification stream.
+struct InterposedDatabase: CloudDatabase {
+    let base: InMemoryCloudDatabase
+    /// Runs before each `modifyRecords` request reaches the server.
+    var beforeModifyRecords: (@Sendable ([RecordOperation], ZoneID) async throws -> Void)?
+    /// Whether the notification stream yields what the server sends.
+    var notifies = true
+
+    init(
+        _ base: InMemoryCloudDatabase, notifies: Bool = true,
+        beforeModifyRecords: (@Sendable ([RecordOperation], ZoneID) async throws -> Void)? = nil
+    ) {
+        self.base = base
+        self.notifies = notifies
+        self.beforeModifyRecords = beforeModifyRecords
+    }
+
+    var scope: DatabaseScope { base.scope }
+
+    func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws -> [RecordResult] {
+        try await beforeModifyRecords?(operations, zoneID)
+        return try await base.modifyRecords(operations, zoneID: zoneID, atomic: atomic)
+    }
+
+    func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws -> [RecordResult] {
+        try await base.lookupRecords(recordNames, zoneID: zoneID, desiredKeys: desiredKeys)
+    }
+
+    func queryRecords(
+        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?, desiredKeys: [String]?
+    ) async throws -> QueryResult {
+        try await base.queryRecords(
+            query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: continuationMarker,
+            desiredKeys: desiredKeys)
+    }
+
+    func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
+        try await base.fetchZoneChanges(requests)
+    }
+
+    func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws -> DatabaseChanges {
+        try await base.fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit)
+    }
+
+    func listZones() async throws -> [RecordZone] { try await base.listZones() }
+
+    func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] { try await base.lookupZones(zoneIDs) }
+
+    func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult] {
+        try await base.modifyZones(operations)
+    }
+
+    func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
+        try await base.modifySubscriptions(operations)
+    }
+
+    func listSubscriptions() async throws -> [Subscription] { try await base.listSubscriptions() }
+
+    func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] {
+        try await base.lookupSubscriptions(subscriptionIDs)
+    }
+
+    func currentUser() async throws -> UserIdentity { try await base.currentUser() }
+
+    func notifications() -> AsyncStream<CloudNotification> {
+        notifies ? base.notifications() : AsyncStream { _ in }
+    }
+}
