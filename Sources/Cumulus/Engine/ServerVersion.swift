@@ -25,6 +25,6 @@ final class ServerVersion<Model: CloudCodable>: Sendable {
 
     /// The record, parsed from its JSON.
     func record() throws -> Record {
-        try json.withUnsafeBytes { try WireFormat.decodeRecord(from: $0) }
+        try WireFormat.decodeRecord(from: json)
     }
 }

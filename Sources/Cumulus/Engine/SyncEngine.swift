@@ -271,7 +271,7 @@ public actor SyncEngine<Model: CloudCodable> {
 
     private static func journalRecord(_ document: (key: String, json: [UInt8])) throws -> Record {
         do {
-            return try document.json.withUnsafeBytes { try WireFormat.decodeRecord(from: $0) }
+            return try WireFormat.decodeRecord(from: document.json)
         } catch {
             throw JournalError(.corrupted, "the journal entry \(document.key) is not a record: \(error)")
         }
