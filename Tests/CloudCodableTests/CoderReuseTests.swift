@@ -73,3 +73,132 @@ struct CoderReuseTests {
         #expect(!reused)
     }
 }
+
+/// A model that keeps its keyed containers (the encoder's and the
+/// decoder's) after it is done with them: the coders reuse their containers
+/// from one record to the next, and a kept one must neither write into nor
+/// read from a later record.
+struct KeepsItsContainers: CloudCodable {
+    final class Kept: @unchecked Sendable {
+        // Safety: the tests touch it from one thread.
+        var encoding: KeyedEncodingContainer<CodingKeys>?
+        var decoding: KeyedDecodingContainer<CodingKeys>?
+        var keeps = false
+    }
+
+    enum CodingKeys: String, CodingKey { case id, secret }
+
+    nonisolated(unsafe) static var kept = Kept()
+
+    var id: String
+    var secret: String
+    var cloudMetadata: RecordMetadata?
+    var cloudIdentifier: String { id }
+
+    init(id: String, secret: String) {
+        self.id = id
+        self.secret = secret
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        secret = try container.decode(String.self, forKey: .secret)
+        if Self.kept.keeps { Self.kept.decoding = container }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(secret, forKey: .secret)
+        if Self.kept.keeps { Self.kept.encoding = container }
+    }
+}
+
+@Suite("Container reuse", .serialized)
+struct ContainerReuseTests {
+    @Test("containers are reused while nothing keeps them")
+    func reusedRecordsStayApart() throws {
+        KeepsItsContainers.kept = .init()
+        for i in 0..<50 {
+            let model = KeepsItsContainers(id: "m\(i)", secret: "s\(i)")
+            let record = try RecordEncoder().encode(model)
+            #expect(record.fields.count == 2)
+            #expect(record["secret"] == .string("s\(i)"))
+            let decoded = try RecordDecoder().decode(KeepsItsContainers.self, from: record)
+            #expect(decoded.secret == "s\(i)")
+        }
+    }
+
+    @Test("an encoding container kept by a model never writes into a later record")
+    func keptEncodingContainer() throws {
+        KeepsItsContainers.kept = .init()
+        KeepsItsContainers.kept.keeps = true
+        _ = try RecordEncoder().encode(KeepsItsContainers(id: "a", secret: "first"))
+        var kept = try #require(KeepsItsContainers.kept.encoding)
+        KeepsItsContainers.kept = .init()
+
+        // Written between records: goes nowhere.
+        try kept.encode("leaked", forKey: .secret)
+        let second = try RecordEncoder().encode(KeepsItsContainers(id: "b", secret: "second"))
+        #expect(second["secret"] == .string("second"))
+        #expect(second.fields.count == 2)
+
+        // Written while another record is being encoded on this thread.
+        struct WritesThroughKept: CloudCodable {
+            nonisolated(unsafe) static var target: KeyedEncodingContainer<KeepsItsContainers.CodingKeys>?
+            enum CodingKeys: String, CodingKey { case secret }
+            var cloudMetadata: RecordMetadata?
+            var cloudIdentifier: String { "w" }
+            init() {}
+            init(from decoder: any Decoder) throws {}
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: KeepsItsContainers.CodingKeys.self)
+                try container.encode("own", forKey: .secret)
+                try Self.target?.encode("leaked", forKey: .secret)
+            }
+        }
+        WritesThroughKept.target = kept
+        let third = try RecordEncoder().encode(WritesThroughKept())
+        WritesThroughKept.target = nil
+        #expect(third["secret"] == .string("own"))
+    }
+
+    @Test("a decoding container kept by a model never reads a later record")
+    func keptDecodingContainer() throws {
+        KeepsItsContainers.kept = .init()
+        let first = try RecordEncoder().encode(KeepsItsContainers(id: "a", secret: "first"))
+        let second = try RecordEncoder().encode(KeepsItsContainers(id: "b", secret: "second"))
+        KeepsItsContainers.kept.keeps = true
+        _ = try RecordDecoder().decode(KeepsItsContainers.self, from: first)
+        let kept = try #require(KeepsItsContainers.kept.decoding)
+        KeepsItsContainers.kept = .init()
+
+        let decoded = try RecordDecoder().decode(KeepsItsContainers.self, from: second)
+        #expect(decoded.secret == "second")
+        // The kept container's record is done: it finds nothing, whatever
+        // the thread decodes now.
+        #expect(throws: DecodingError.self) { try kept.decode(String.self, forKey: .secret) }
+        #expect(!kept.contains(.secret))
+        #expect(kept.allKeys.isEmpty)
+    }
+
+    @Test("a kept container outlives everything else and stays safe to use")
+    func keptContainerOutlivesItsCoder() throws {
+        KeepsItsContainers.kept = .init()
+        KeepsItsContainers.kept.keeps = true
+        // On a thread of its own, so that the thread's cached coders go away.
+        let thread = Thread {
+            let record = try? RecordEncoder().encode(KeepsItsContainers(id: "a", secret: "first"))
+            if let record { _ = try? RecordDecoder().decode(KeepsItsContainers.self, from: record) }
+        }
+        thread.start()
+        while !thread.isFinished { Thread.sleep(forTimeInterval: 0.001) }
+        var encoding = try #require(KeepsItsContainers.kept.encoding)
+        let decoding = try #require(KeepsItsContainers.kept.decoding)
+        KeepsItsContainers.kept = .init()
+        try encoding.encode("late", forKey: .secret)
+        #expect(encoding.codingPath.isEmpty)
+        #expect(throws: DecodingError.self) { try decoding.decode(String.self, forKey: .id) }
+    }
+}

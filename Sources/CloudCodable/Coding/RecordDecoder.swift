@@ -54,10 +54,13 @@ final class RecordFieldsDecoder: Decoder {
     /// Where the next field is probably: models usually read their fields
     /// in the order they wrote them.
     @exclusivity(unchecked) private var hint = 0
-    /// Counts the records decoded. A container remembers the count it was
-    /// made in and finds nothing once the decoder has moved on (a container
-    /// kept past the end of its `init(from:)` must not read the next record).
-    @exclusivity(unchecked) private(set) var generation = 0
+    /// Whether a record is being decoded. Containers find nothing while it
+    /// is `false`: a container kept past the end of its `init(from:)`
+    /// retires the decoder (see ``ContainerReuse``), so it never reads
+    /// another record.
+    @exclusivity(unchecked) private(set) var isActive = false
+    /// The keyed containers made so far, handed out again for later records.
+    @exclusivity(unchecked) private var containers = ContainerReuse()
     let codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -85,27 +88,35 @@ final class RecordFieldsDecoder: Decoder {
         fields: RecordFields, metadata: RecordMetadata?, _ body: (RecordFieldsDecoder) throws -> Value
     ) throws -> Value {
         var decoder = cache.take() ?? RecordFieldsDecoder()
-        decoder.generation &+= 1
+        decoder.isActive = true
         decoder.fields = fields
         decoder.metadata = metadata
         decoder.hint = 0
         defer {
+            decoder.isActive = false
             decoder.fields = RecordFields()
             decoder.metadata = nil
-            cache.give(&decoder)
+            // Reused only when nothing else holds the decoder or its containers.
+            if decoder.containers.endUse(by: decoder) && isKnownUniquelyReferenced(&decoder) {
+                cache.give(&decoder)
+            } else {
+                decoder.containers.retire(decoder)
+            }
         }
         return try body(decoder)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RecordKeyedDecodingContainer<Key>(decoder: self))
+        containers.decoding(
+            Key.self,
+            make: { KeyedDecodingContainer(RecordKeyedDecodingContainer<Key>(decoder: self, keepAlive: $0)) },
+            coder: self)
     }
 
-    /// The value of the field named `name`, unless the decoder has moved on
-    /// from the record of `generation`.
+    /// The value of the field named `name`, unless the record is done.
     @inline(__always)
-    func field(_ name: String, _ generation: Int) -> DecodedValue? {
-        guard generation == self.generation, let i = fields.position(of: name, hint: hint) else { return nil }
+    func field(_ name: String) -> DecodedValue? {
+        guard isActive, let i = fields.position(of: name, hint: hint) else { return nil }
         hint = i &+ 1
         return DecodedValue.field(fields, at: i)
     }
@@ -122,35 +133,37 @@ final class RecordFieldsDecoder: Decoder {
 }
 
 struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let decoder: RecordFieldsDecoder
-    let generation: Int
+    /// Not retained: the decoder keeps this container for later records
+    /// (see ``ContainerReuse``), and `keepAlive` holds it when needed.
+    unowned(unsafe) let decoder: RecordFieldsDecoder
+    let keepAlive: AnyObject
     var codingPath: [any CodingKey] { [] }
 
-    init(decoder: RecordFieldsDecoder) {
+    init(decoder: RecordFieldsDecoder, keepAlive: AnyObject) {
         self.decoder = decoder
-        generation = decoder.generation
+        self.keepAlive = keepAlive
     }
 
     var allKeys: [Key] {
-        guard generation == decoder.generation else { return [] }
+        guard decoder.isActive else { return [] }
         return decoder.fields.keys.compactMap { Key(stringValue: $0) }
     }
 
-    /// The record's metadata, unless the decoder has moved on.
-    private var metadata: RecordMetadata? { generation == decoder.generation ? decoder.metadata : nil }
+    /// The record's metadata, unless the record is done.
+    private var metadata: RecordMetadata? { decoder.isActive ? decoder.metadata : nil }
 
-    func contains(_ key: Key) -> Bool { decoder.field(key.stringValue, generation) != nil }
+    func contains(_ key: Key) -> Bool { decoder.field(key.stringValue) != nil }
 
     @inline(__always)
     private func field(_ key: Key) throws -> DecodedValue {
-        guard let value = decoder.field(key.stringValue, generation) else {
+        guard let value = decoder.field(key.stringValue) else {
             throw DecodingError.keyNotFound(
                 key, .init(codingPath: [], debugDescription: "the record has no field '\(key.stringValue)'"))
         }
         return value
     }
 
-    func decodeNil(forKey key: Key) throws -> Bool { decoder.field(key.stringValue, generation) == nil }
+    func decodeNil(forKey key: Key) throws -> Bool { decoder.field(key.stringValue) == nil }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try field(key).bool([key]) }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try field(key).string([key]) }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try field(key).double([key]) }
@@ -180,16 +193,16 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     // The defaults of these look the field up three times; records are
     // mostly optionals, so one lookup each matters.
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        try decoder.field(key.stringValue, generation).map { try $0.bool([key]) }
+        try decoder.field(key.stringValue).map { try $0.bool([key]) }
     }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        try decoder.field(key.stringValue, generation).map { try $0.string([key]) }
+        try decoder.field(key.stringValue).map { try $0.string([key]) }
     }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        try decoder.field(key.stringValue, generation).map { try $0.double([key]) }
+        try decoder.field(key.stringValue).map { try $0.double([key]) }
     }
     func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
-        try decoder.field(key.stringValue, generation).map { try $0.float([key]) }
+        try decoder.field(key.stringValue).map { try $0.float([key]) }
     }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalInteger(key) }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optionalInteger(key) }
@@ -207,12 +220,12 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
             guard let metadata else { return nil }
             return FieldConversion.cast(metadata) as T
         }
-        guard let value = decoder.field(key.stringValue, generation) else { return nil }
+        guard let value = decoder.field(key.stringValue) else { return nil }
         return try value.decode(T.self, path: CodingPath(key))
     }
 
     private func optionalInteger<T: FixedWidthInteger>(_ key: Key) throws -> T? {
-        try decoder.field(key.stringValue, generation).map { try $0.integer([key]) }
+        try decoder.field(key.stringValue).map { try $0.integer([key]) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -229,7 +242,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func superDecoder(forKey key: Key) throws -> any Decoder { superDecoder(named: AnyCodingKey(key.stringValue)) }
 
     private func superDecoder(named key: AnyCodingKey) -> any Decoder {
-        let value = decoder.field(key.stringValue, generation) ?? .null
+        let value = decoder.field(key.stringValue) ?? .null
         return ValueDecoder(value: value, path: CodingPath(key))
     }
 }

@@ -30,11 +30,13 @@ final class RecordFieldsEncoder: Encoder {
     /// writing; resolved in ``finish(_:)``.
     @exclusivity(unchecked) private var pending: [(key: String, node: EncodedNode)] = []
     @exclusivity(unchecked) private var deferredError: (any Error)?
-    /// Counts the records this encoder has encoded. A container remembers
-    /// the count it was made in and ignores writes once the encoder has
-    /// moved on to another record (a container kept past the end of its
-    /// `encode(to:)` must not write into the next record).
-    @exclusivity(unchecked) private(set) var generation = 0
+    /// Whether a record is being encoded. Containers ignore writes while
+    /// it is `false`: a container kept past the end of its `encode(to:)`
+    /// retires the encoder (see ``ContainerReuse``), so it never writes
+    /// into another record.
+    @exclusivity(unchecked) private(set) var isActive = false
+    /// The keyed containers made so far, handed out again for later records.
+    @exclusivity(unchecked) private var containers = ContainerReuse()
     /// A summary of the names set so far (see `RecordFields.set(_:forKey:seen:)`).
     @exclusivity(unchecked) private var seen = FieldNameSummary()
 
@@ -55,14 +57,19 @@ final class RecordFieldsEncoder: Encoder {
         encoder.begin()
         defer {
             encoder.end()
-            cache.give(&encoder)
+            // Reused only when nothing else holds the encoder or its containers.
+            if encoder.containers.endUse(by: encoder) && isKnownUniquelyReferenced(&encoder) {
+                cache.give(&encoder)
+            } else {
+                encoder.containers.retire(encoder)
+            }
         }
         try value.encode(to: encoder)
         return try encoder.finish(value)
     }
 
     private func begin() {
-        generation &+= 1
+        isActive = true
         seen = FieldNameSummary()
         isWritingText = true
         text.removeAll()
@@ -73,6 +80,7 @@ final class RecordFieldsEncoder: Encoder {
     /// Lets go of everything that belongs to the record just encoded, and
     /// of buffers that grew far beyond the usual.
     private func end() {
+        isActive = false
         fields = RecordFields()
         pending.removeAll()
         deferredError = nil
@@ -82,7 +90,10 @@ final class RecordFieldsEncoder: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(RecordKeyedEncodingContainer<Key>(encoder: self))
+        containers.encoding(
+            Key.self,
+            make: { KeyedEncodingContainer(RecordKeyedEncodingContainer<Key>(encoder: self, keepAlive: $0)) },
+            coder: self)
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -311,25 +322,27 @@ final class RecordFieldsEncoder: Encoder {
 }
 
 struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let encoder: RecordFieldsEncoder
-    let generation: Int
+    /// Not retained: the encoder keeps this container for later records
+    /// (see ``ContainerReuse``), and `keepAlive` holds it when needed.
+    unowned(unsafe) let encoder: RecordFieldsEncoder
+    let keepAlive: AnyObject
     var codingPath: [any CodingKey] { [] }
 
-    init(encoder: RecordFieldsEncoder) {
+    init(encoder: RecordFieldsEncoder, keepAlive: AnyObject) {
         self.encoder = encoder
-        generation = encoder.generation
+        self.keepAlive = keepAlive
     }
 
-    /// Sets (or, for `nil`, removes) the field, unless the encoder has moved on.
+    /// Sets (or, for `nil`, removes) the field, unless the record is done.
     @inline(__always)
     private func set(_ key: Key, _ value: FieldValue) {
-        guard generation == encoder.generation else { return }
+        guard encoder.isActive else { return }
         encoder.set(key.stringValue, value)
     }
 
     @inline(__always)
     private func set(_ key: Key, _ value: FieldValue?) {
-        guard generation == encoder.generation else { return }
+        guard encoder.isActive else { return }
         encoder.set(key.stringValue, value)
     }
 
@@ -363,7 +376,7 @@ struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         // The model's metadata travels in Record.metadata, never as a field.
-        if T.self == RecordMetadata.self || generation != encoder.generation { return }
+        if T.self == RecordMetadata.self || !encoder.isActive { return }
         if T.self == UUID.self {
             encoder.set(key.stringValue, uuid: FieldConversion.cast(value))
             return
@@ -386,14 +399,14 @@ struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
         -> KeyedEncodingContainer<NestedKey>
     {
         let object = ObjectNode()
-        if generation == encoder.generation { encoder.setPending(key.stringValue, .object(object)) }
+        if encoder.isActive { encoder.setPending(key.stringValue, .object(object)) }
         return KeyedEncodingContainer(
             TreeKeyedEncodingContainer<NestedKey>(object: object, path: CodingPath(key)))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let array = ArrayNode()
-        if generation == encoder.generation { encoder.setPending(key.stringValue, .array(array)) }
+        if encoder.isActive { encoder.setPending(key.stringValue, .array(array)) }
         return TreeUnkeyedEncodingContainer(array: array, path: CodingPath(key))
     }
 
@@ -405,7 +418,7 @@ struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     private func superEncoder(forKey key: AnyCodingKey) -> any Encoder {
         let superEncoder = TreeEncoder(path: CodingPath(key))
-        if generation == encoder.generation { encoder.setPending(key.stringValue, .slot(superEncoder)) }
+        if encoder.isActive { encoder.setPending(key.stringValue, .slot(superEncoder)) }
         return superEncoder
     }
 }
