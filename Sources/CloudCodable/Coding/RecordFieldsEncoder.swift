@@ -86,7 +86,10 @@ final class RecordFieldsEncoder: Encoder {
         deferredError = nil
         if text.capacity > 1 << 16 { text = JSONWriter(capacity: 512) }
         if slots.capacity > 256 { slots = [] }
-        if let stream = streamStorage, !stream.isWorthKeeping { streamStorage = nil }
+        // Nor is one that a model kept, or one that grew too large.
+        if streamStorage != nil, !isKnownUniquelyReferenced(&streamStorage!) || !streamStorage!.isWorthKeeping {
+            streamStorage = nil
+        }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -127,6 +130,9 @@ final class RecordFieldsEncoder: Encoder {
     /// straight from the stream's buffer), captured as a tree otherwise.
     func setNested<T: Encodable>(_ value: T, key: some CodingKey) throws {
         let name = key.stringValue
+        let stream = stream
+        // A stream encoder whose container a model kept is not used for another value.
+        defer { if stream.isRetired { streamStorage = nil } }
         switch try stream.encodeRoot(value, path: CodingPath(key)) {
         case .json:
             if isWritingText {

@@ -51,6 +51,14 @@ final class StreamEncoder: Encoder {
     @exclusivity(unchecked) private var failed = false
     @exclusivity(unchecked) private var rootScalar: EncodedNode?
     @exclusivity(unchecked) private(set) var path = CodingPath()
+    /// The serial and path of the current value's root object, for the
+    /// root container that is handed out again from value to value.
+    @exclusivity(unchecked) private(set) var rootSerial = -1
+    @exclusivity(unchecked) private(set) var rootPath = CodingPath()
+    /// Root containers made so far, one per key type (see ``ContainerReuse``).
+    @exclusivity(unchecked) private var containers = ContainerReuse()
+    /// Whether a container outlived its value: the encoder must not be used again.
+    var isRetired: Bool { containers.isRetired }
 
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -74,9 +82,15 @@ final class StreamEncoder: Encoder {
         expectingValue = true
         failed = false
         rootScalar = nil
+        rootSerial = -1
         self.path = path
+        rootPath = path
+        defer {
+            self.path = CodingPath()
+            rootPath = CodingPath()
+            _ = containers.endUse(by: self)
+        }
         try value.encode(to: self)
-        self.path = CodingPath()
         if failed { return .fallback }
         if writer.isEmpty { return .scalar(rootScalar ?? .null) }
         closeFrames(above: 0)
@@ -86,7 +100,16 @@ final class StreamEncoder: Encoder {
     // MARK: Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let isRoot = stack.isEmpty && writer.isEmpty
         let serial = open(isObject: true)
+        if isRoot && serial > 0 {
+            // The root object: its container is the same from value to value.
+            rootSerial = serial
+            return containers.encoding(
+                Key.self,
+                make: { KeyedEncodingContainer(StreamKeyedEncodingContainer<Key>(rootOf: self, keepAlive: $0)) },
+                coder: self)
+        }
         return KeyedEncodingContainer(StreamKeyedEncodingContainer<Key>(encoder: self, serial: serial, path: path))
     }
 
@@ -253,9 +276,33 @@ final class StreamEncoder: Encoder {
 }
 
 struct StreamKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let encoder: StreamEncoder
-    let serial: Int
-    let path: CodingPath
+    /// Not retained: a root container is kept by its encoder (see
+    /// ``ContainerReuse``); `keepAlive` holds the encoder or its lifeline.
+    unowned(unsafe) let encoder: StreamEncoder
+    let keepAlive: AnyObject
+    /// The container's object, or `0` for the root object of whichever
+    /// value the encoder is writing.
+    private let ownSerial: Int
+    private let ownPath: CodingPath?
+
+    /// A container for a nested object.
+    init(encoder: StreamEncoder, serial: Int, path: CodingPath) {
+        self.encoder = encoder
+        keepAlive = encoder
+        ownSerial = serial
+        ownPath = path
+    }
+
+    /// The container for the root object of every value.
+    init(rootOf encoder: StreamEncoder, keepAlive: AnyObject) {
+        self.encoder = encoder
+        self.keepAlive = keepAlive
+        ownSerial = 0
+        ownPath = nil
+    }
+
+    private var serial: Int { ownSerial == 0 ? encoder.rootSerial : ownSerial }
+    private var path: CodingPath { ownPath ?? encoder.rootPath }
     var codingPath: [any CodingKey] { path.keys }
 
     @inline(__always)
