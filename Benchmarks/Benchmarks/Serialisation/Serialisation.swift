@@ -47,7 +47,7 @@ let benchmarks: @Sendable () -> Void = {
 /// One benchmark per Cumulus path and per Foundation baseline for `Model`,
 /// each over the same batch of 1,000 models.
 func registerCodecBenchmarks<Model: BenchmarkModel>(_: Model.Type) {
-    for path in CodecPath.cumulus + CodecPath.baselines {
+    for path in CodecPath.cumulus + CodecPath.baselines + CodecPath.floors {
         Benchmark("\(Model.displayName) \(path.rawValue)") { benchmark, fixture in
             // One pass over the fixture is one iteration: `batchSize` models.
             let clock = ContinuousClock()

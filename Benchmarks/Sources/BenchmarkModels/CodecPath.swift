@@ -21,6 +21,12 @@ public enum CodecPath: String, CaseIterable, Sendable {
     case propertyListEncoder = "baseline PropertyListEncoder"
     /// Foundation's `PropertyListDecoder` on binary property lists.
     case propertyListDecoder = "baseline PropertyListDecoder"
+    /// ``CodableFloor/encode(_:)``: what the model's `encode(to:)` costs
+    /// any `Codable` encoder before it writes anything.
+    case floorEncode = "floor Codable encode"
+    /// ``CodableFloor/decode(_:)``: what the model's `init(from:)` costs
+    /// any `Codable` decoder before it reads anything.
+    case floorDecode = "floor Codable decode"
 
     /// The six Cumulus paths.
     public static let cumulus: [CodecPath] = [
@@ -32,11 +38,14 @@ public enum CodecPath: String, CaseIterable, Sendable {
         .jsonEncoder, .jsonDecoder, .propertyListEncoder, .propertyListDecoder,
     ]
 
+    /// The two ``CodableFloor`` paths.
+    public static let floors: [CodecPath] = [.floorEncode, .floorDecode]
+
     /// Whether the path turns values into bytes (as opposed to bytes into values).
     public var encodes: Bool {
         switch self {
-        case .modelToRecord, .recordToWire, .modelToWire, .jsonEncoder, .propertyListEncoder: true
-        case .wireToRecord, .recordToModel, .wireToModel, .jsonDecoder, .propertyListDecoder: false
+        case .modelToRecord, .recordToWire, .modelToWire, .jsonEncoder, .propertyListEncoder, .floorEncode: true
+        case .wireToRecord, .recordToModel, .wireToModel, .jsonDecoder, .propertyListDecoder, .floorDecode: false
         }
     }
 

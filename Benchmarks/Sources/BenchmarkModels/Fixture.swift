@@ -38,6 +38,7 @@ public final class Fixture<Model: BenchmarkModel>: Sendable {
     private let jsonDecoder = JSONDecoder()
     private let propertyListEncoder: PropertyListEncoder
     private let propertyListDecoder = PropertyListDecoder()
+    private let floor = CodableFloor()
 
     /// Makes `count` samples of `Model` and encodes them every way.
     public convenience init(count: Int) throws {
@@ -63,7 +64,7 @@ public final class Fixture<Model: BenchmarkModel>: Sendable {
     public var count: Int { models.count }
 
     /// The bytes one pass of `path` produces or consumes: the wire JSON for
-    /// the Cumulus paths (for the model↔record halves too, so their MB/s
+    /// the Cumulus paths and the floors (for the model↔record halves too, so their MB/s
     /// reads against the same volume), Foundation's own output for the
     /// baselines.
     public func byteCount(of path: CodecPath) -> Int {
@@ -118,6 +119,14 @@ public final class Fixture<Model: BenchmarkModel>: Sendable {
         case .propertyListDecoder:
             for data in propertyList {
                 checksum &+= try propertyListDecoder.decode(Model.self, from: data).checksum
+            }
+        case .floorEncode:
+            for model in models {
+                checksum &+= try floor.encode(model)
+            }
+        case .floorDecode:
+            for _ in models {
+                checksum &+= try floor.decode(Model.self).checksum
             }
         }
         return checksum

@@ -36,6 +36,8 @@ struct CodecRatios {
             ≥ \(options.runTime) per timed run, \(ProcessInfo.processInfo.activeProcessorCount) cores
             ratio = baseline ns ÷ Cumulus ns (higher is better); MB/s = wire JSON bytes per second (10⁶ B), \
             for the model↔record halves too; baseline MB/s counts the baseline's own output
+            floor = a coder that only answers the model's own Codable calls (CodableFloor): \
+            no Codable path can beat its ratio
 
             """)
 
@@ -68,7 +70,8 @@ struct CodecRatios {
             let cumulus = CodecPath.cumulus.filter { $0.encodes == encodes }
             let json: CodecPath = encodes ? .jsonEncoder : .jsonDecoder
             let propertyList: CodecPath = encodes ? .propertyListEncoder : .propertyListDecoder
-            let paths = cumulus + [json, propertyList]
+            let floor: CodecPath = encodes ? .floorEncode : .floorDecode
+            let paths = cumulus + [json, propertyList, floor]
             let nanoseconds = try timing.medianNanoseconds(
                 paths.map { path in ("\(name) \(path.rawValue)", { try fixture.run(path) }) })
             var perModel: [CodecPath: Double] = [:]
@@ -94,6 +97,16 @@ struct CodecRatios {
                     baselineNanoseconds: perModel[propertyList],
                     baselineBytes: Double(fixture.byteCount(of: propertyList)) / Double(fixture.count),
                     target: nil))
+            // What the model's own Codable calls cost a coder that does
+            // nothing else: the ratio here is the ceiling of any Codable path.
+            report.rows.append(
+                Report.Row(
+                    model: name, path: floor.rawValue, nanoseconds: perModel[floor],
+                    bytes: Double(fixture.byteCount(of: floor)) / Double(fixture.count),
+                    baseline: encodes ? "JSONEncoder" : "JSONDecoder",
+                    baselineNanoseconds: perModel[json],
+                    baselineBytes: Double(fixture.byteCount(of: json)) / Double(fixture.count),
+                    target: nil, remark: "ceiling of any Codable coder"))
         }
     }
 
@@ -143,6 +156,7 @@ struct Report {
         var baselineNanoseconds: Double?
         var baselineBytes: Double
         var target: Double?
+        var remark = ""
     }
 
     var rows: [Row] = []
@@ -163,7 +177,7 @@ struct Report {
             if let nanoseconds = row.nanoseconds, let baseline = row.baselineNanoseconds {
                 ratio = baseline / nanoseconds
             }
-            var target = ""
+            var target = row.remark
             if let goal = row.target {
                 target = "≥ \(Int(goal))×: " + ((ratio ?? 0) >= goal ? "met" : "MISSED")
             }
