@@ -214,6 +214,28 @@ enum DecodedValue {
 
     // MARK: Any type
 
+    /// The UUIDs of a `STRING_LIST`, or `nil` when one is not a UUID.
+    private static func uuids(_ texts: [String]) -> [UUID]? {
+        var uuids: [UUID] = []
+        uuids.reserveCapacity(texts.count)
+        for text in texts {
+            guard let uuid = UUIDFormatting.parse(text) else { return nil }
+            uuids.append(uuid)
+        }
+        return uuids
+    }
+
+    /// The integers of an `INT64_LIST` as `Int`s, or `nil` when one does not fit.
+    private static func ints(_ values: [Int64]) -> [Int]? {
+        var ints: [Int] = []
+        ints.reserveCapacity(values.count)
+        for value in values {
+            guard let int = Int(exactly: value) else { return nil }
+            ints.append(int)
+        }
+        return ints
+    }
+
     /// Decodes `T`, directly for types with a fixed representation and
     /// through `init(from:)` otherwise.
     func decode<T: Decodable>(_ type: T.Type, path: @autoclosure () -> CodingPath) throws -> T {
@@ -233,7 +255,21 @@ enum DecodedValue {
             if wireType != .bytes { return try materialized.decode(T.self, path: path()) }
         }
         if case .field(let field) = self {
+            // Lists as arrays of the matching type, without a Codable call
+            // per element. (Each check returns `T` itself: a helper that
+            // returned `T?` would cost a metadata lookup for `Optional<T>`.)
+            // A list with an element the type cannot hold goes the general
+            // way, which reports it.
             if T.self == [String].self, case .stringList(let v) = field { return C.cast(v) }
+            if T.self == [UUID].self, case .stringList(let v) = field, let uuids = Self.uuids(v) {
+                return C.cast(uuids)
+            }
+            if T.self == [Int].self, case .int64List(let v) = field, let ints = Self.ints(v) { return C.cast(ints) }
+            if T.self == [Int64].self, case .int64List(let v) = field { return C.cast(v) }
+            if T.self == [Bool].self, case .int64List(let v) = field { return C.cast(v.map { $0 != 0 }) }
+            if T.self == [Double].self, case .doubleList(let v) = field { return C.cast(v) }
+            if T.self == [Date].self, case .timestampList(let v) = field { return C.cast(v) }
+            if T.self == [Data].self, case .bytesList(let v) = field { return C.cast(v) }
             if T.self == FieldValue.self { return C.cast(field) }
             if T.self == Reference.self, case .reference(let v) = field { return C.cast(v) }
             if T.self == Location.self, case .location(let v) = field { return C.cast(v) }

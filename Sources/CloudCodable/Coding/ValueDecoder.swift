@@ -263,13 +263,18 @@ struct ElementsUnkeyedDecodingContainer<Source: ElementSource>: UnkeyedDecodingC
     private var elementPath: CodingPath { path.appending(index: currentIndex) }
 
     /// The next element, consumed only once it decoded, so that a caller may
-    /// retry it as another type after a mismatch.
-    private mutating func next<T>(_ type: T.Type, _ decode: (DecodedValue) throws -> T) throws -> T {
+    /// retry it as another type after a mismatch. `decode` gets the element
+    /// and its path, which is only built when something asks for it (an
+    /// error, a nested decoder): building it for every element cost more
+    /// than decoding a number.
+    private mutating func next<T>(_ type: T.Type, _ decode: (DecodedValue, () -> CodingPath) throws -> T) throws -> T {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
                 type, .init(codingPath: elementPath.keys, debugDescription: "the list has no more elements"))
         }
-        let result = try decode(source.element(at: currentIndex))
+        let index = currentIndex
+        let path = self.path
+        let result = try decode(source.element(at: index)) { path.appending(index: index) }
         currentIndex += 1
         return result
     }
@@ -286,22 +291,10 @@ struct ElementsUnkeyedDecodingContainer<Source: ElementSource>: UnkeyedDecodingC
         return false
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool {
-        let p = elementPath
-        return try next(type) { try $0.bool(p.keys) }
-    }
-    mutating func decode(_ type: String.Type) throws -> String {
-        let p = elementPath
-        return try next(type) { try $0.string(p.keys) }
-    }
-    mutating func decode(_ type: Double.Type) throws -> Double {
-        let p = elementPath
-        return try next(type) { try $0.double(p.keys) }
-    }
-    mutating func decode(_ type: Float.Type) throws -> Float {
-        let p = elementPath
-        return try next(type) { try $0.float(p.keys) }
-    }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { try $0.bool($1().keys) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next(type) { try $0.string($1().keys) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { try $0.double($1().keys) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { try next(type) { try $0.float($1().keys) } }
     mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
@@ -313,31 +306,26 @@ struct ElementsUnkeyedDecodingContainer<Source: ElementSource>: UnkeyedDecodingC
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let p = elementPath
-        return try next(type) { try $0.decode(T.self, path: p) }
+        try next(type) { try $0.decode(T.self, path: $1()) }
     }
 
     private mutating func integer<T: FixedWidthInteger>() throws -> T {
-        let p = elementPath
-        return try next(T.self) { try $0.integer(p.keys) }
+        try next(T.self) { try $0.integer($1().keys) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
         -> KeyedDecodingContainer<NestedKey>
     {
-        let p = elementPath
-        return try next(KeyedDecodingContainer<NestedKey>.self) {
-            try ValueDecoder(value: $0, path: p).container(keyedBy: type)
+        try next(KeyedDecodingContainer<NestedKey>.self) {
+            try ValueDecoder(value: $0, path: $1()).container(keyedBy: type)
         }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let p = elementPath
-        return try next((any UnkeyedDecodingContainer).self) { try ValueDecoder(value: $0, path: p).unkeyedContainer() }
+        try next((any UnkeyedDecodingContainer).self) { try ValueDecoder(value: $0, path: $1()).unkeyedContainer() }
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        let p = elementPath
-        return try next((any Decoder).self) { ValueDecoder(value: $0, path: p) }
+        try next((any Decoder).self) { ValueDecoder(value: $0, path: $1()) }
     }
 }
