@@ -85,11 +85,9 @@ final class StreamEncoder: Encoder {
         rootSerial = -1
         self.path = path
         rootPath = path
-        defer {
-            self.path = CodingPath()
-            rootPath = CodingPath()
-            _ = containers.endUse(by: self)
-        }
+        // The paths stay until the next value replaces them: resetting them
+        // costs as much as setting them.
+        defer { _ = containers.endUse(by: self) }
         try value.encode(to: self)
         if failed { return .fallback }
         if writer.isEmpty { return .scalar(rootScalar ?? .null) }
