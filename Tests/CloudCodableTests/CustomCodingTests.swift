@@ -197,3 +197,90 @@ struct CustomCodingTests {
         #expect(try RecordDecoder().decode(Forward.self, from: decodable).inner == Landmark.sample())
     }
 }
+
+/// Values whose `encode(to:)` starts with an unkeyed container: the stream
+/// encoder hands them to the tree encoder at once.
+@Suite("Unkeyed nested values")
+struct UnkeyedNestedValueTests {
+    struct Point: Codable, Hashable {
+        var x: Double
+        var y: Double
+    }
+
+    /// Appends to the same unkeyed container twice, as some hand-written
+    /// conformances do for a header and a body.
+    struct TwoPasses: Codable, Hashable {
+        var head: [Int]
+        var tail: [Int]
+        init(head: [Int], tail: [Int]) {
+            self.head = head
+            self.tail = tail
+        }
+        init(from decoder: any Decoder) throws {
+            var container = try decoder.unkeyedContainer()
+            var all: [Int] = []
+            while !container.isAtEnd { all.append(try container.decode(Int.self)) }
+            head = Array(all.prefix(2))
+            tail = Array(all.dropFirst(2))
+        }
+        func encode(to encoder: any Encoder) throws {
+            var first = encoder.unkeyedContainer()
+            for value in head { try first.encode(value) }
+            var second = encoder.unkeyedContainer()
+            for value in tail { try second.encode(value) }
+        }
+    }
+
+    struct Mixed: Codable, Hashable {
+        var number: Int
+        var text: String
+        init(number: Int, text: String) {
+            self.number = number
+            self.text = text
+        }
+        init(from decoder: any Decoder) throws {
+            var container = try decoder.unkeyedContainer()
+            number = try container.decode(Int.self)
+            text = try container.decode(String.self)
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            try container.encode(number)
+            try container.encode(text)
+        }
+    }
+
+    struct Holder: CloudCodable, Hashable {
+        var cloudIdentifier: String { "h" }
+        var cloudMetadata: RecordMetadata?
+        var tags: Set<String>
+        var points: [Point]
+        var grid: [[Int]]
+        var passes: TwoPasses
+        var mixed: Mixed
+        var emptySet: Set<Int>
+    }
+
+    @Test("sets become lists, other unkeyed values JSON, and all of them round-trip")
+    func shapes() throws {
+        let holder = Holder(
+            tags: ["b", "a", "c"], points: [Point(x: 1, y: -2.5), Point(x: 0, y: 3)], grid: [[1, 2], [], [3]],
+            passes: TwoPasses(head: [1, 2], tail: [3, 4, 5]), mixed: Mixed(number: 7, text: "seven"), emptySet: [])
+        let record = try RecordEncoder().encode(holder)
+        guard case .stringList(let tags)? = record["tags"] else {
+            Issue.record("tags should be a STRING_LIST, not \(String(describing: record["tags"]))")
+            return
+        }
+        #expect(Set(tags) == holder.tags)
+        #expect(record["passes"] == .int64List([1, 2, 3, 4, 5]))
+        for name in ["points", "grid", "mixed"] {
+            #expect(record[name]?.type == .bytes, "\(name)")
+        }
+        if case .bytes(let json)? = record["mixed"] {
+            #expect(String(decoding: json, as: UTF8.self) == #"[7,"seven"]"#)
+        }
+        #expect(try RecordDecoder().decode(Holder.self, from: record) == holder)
+        let wire = try WireFormat.decodeRecord(from: WireFormat.encode(record))
+        #expect(try RecordDecoder().decode(Holder.self, from: wire) == holder)
+    }
+}

@@ -8,12 +8,13 @@ import Foundation
 /// stream encoder therefore checks that containers are used in nesting
 /// order and keys are not repeated, and when either is broken it gives up
 /// (``Result/fallback``) and the caller encodes the value again with
-/// ``TreeEncoder``. The same happens for an unkeyed root, whose elements
-/// may form a list field, and for large objects, where checking keys
-/// linearly would be slow.
+/// ``TreeEncoder``. The same happens for large objects, where checking keys
+/// linearly would be slow. An unkeyed root, whose elements may form a list
+/// field, goes to a ``TreeEncoder`` as soon as it asks for its container.
 final class StreamEncoder: Encoder {
     enum Result {
-        /// The root was a single value (a raw-value enum, a wrapper).
+        /// The root was a single value (a raw-value enum, a wrapper), or
+        /// an unkeyed container that the tree encoder captured.
         case scalar(EncodedNode)
         /// The root was a keyed container, written as JSON: the writer
         /// holds it until the next value.
@@ -50,6 +51,9 @@ final class StreamEncoder: Encoder {
     @exclusivity(unchecked) private var expectingValue = false
     @exclusivity(unchecked) private var failed = false
     @exclusivity(unchecked) private var rootScalar: EncodedNode?
+    /// The tree encoder that took over the current value when its root
+    /// asked for an unkeyed container (see ``unkeyedContainer()``).
+    @exclusivity(unchecked) private var rootTree: TreeEncoder?
     @exclusivity(unchecked) private(set) var path = CodingPath()
     /// The serial and path of the current value's root object, for the
     /// root container that is handed out again from value to value.
@@ -82,6 +86,7 @@ final class StreamEncoder: Encoder {
         expectingValue = true
         failed = false
         rootScalar = nil
+        rootTree = nil
         rootSerial = -1
         self.path = path
         rootPath = path
@@ -90,6 +95,10 @@ final class StreamEncoder: Encoder {
         defer { _ = containers.endUse(by: self) }
         try value.encode(to: self)
         if failed { return .fallback }
+        if let tree = rootTree {
+            rootTree = nil
+            return .scalar(tree.node)
+        }
         if writer.isEmpty { return .scalar(rootScalar ?? .null) }
         closeFrames(above: 0)
         return .json
@@ -98,6 +107,7 @@ final class StreamEncoder: Encoder {
     // MARK: Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if let rootTree { return rootTree.container(keyedBy: type) }
         let isRoot = stack.isEmpty && writer.isEmpty
         let serial = open(isObject: true)
         if isRoot && serial > 0 {
@@ -112,13 +122,22 @@ final class StreamEncoder: Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        // An unkeyed root may become a list field; only the tree can tell.
-        if stack.isEmpty && writer.isEmpty { failed = true }
+        if let rootTree { return rootTree.unkeyedContainer() }
+        if stack.isEmpty && writer.isEmpty && expectingValue && !failed {
+            // An unkeyed root may become a list field, which only the tree
+            // can tell: the tree takes the whole value from here, rather
+            // than encoding it a second time after the stream gives up.
+            let tree = TreeEncoder(path: path)
+            rootTree = tree
+            expectingValue = false
+            return tree.unkeyedContainer()
+        }
         let serial = open(isObject: false)
         return StreamUnkeyedEncodingContainer(encoder: self, serial: serial, path: path)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
+        if let rootTree { return rootTree.singleValueContainer() }
         if !expectingValue { failed = true }
         return StreamSingleValueEncodingContainer(encoder: self)
     }

@@ -31,8 +31,9 @@ final class ValueDecoder: Decoder {
         decoder.value = value
         decoder.path = path
         defer {
+            // The path stays until the next value replaces it: resetting
+            // it costs as much as setting it, and it holds no data.
             decoder.value = .null
-            decoder.path = CodingPath()
             if decoder.text.capacity > 1 << 16 { decoder.text = [] }
             if decoder.members.capacity > 1024 { decoder.members = [] }
             cache.give(&decoder)
@@ -88,13 +89,19 @@ final class ValueDecoder: Decoder {
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        ValueSingleValueDecodingContainer(value: value, path: path)
+        ValueSingleValueDecodingContainer(decoder: self)
     }
 }
 
+/// Reads the decoder's value. It holds the decoder itself, which keeps it
+/// one reference wide (no allocation for the existential, as a copy of the
+/// value and its path needed), and is still safe when a model keeps it: a
+/// decoder that something else holds is never reused, and once its value
+/// is done it holds `null`.
 struct ValueSingleValueDecodingContainer: SingleValueDecodingContainer {
-    let value: DecodedValue
-    let path: CodingPath
+    let decoder: ValueDecoder
+    private var value: DecodedValue { decoder.value }
+    private var path: CodingPath { decoder.path }
     var codingPath: [any CodingKey] { path.keys }
 
     func decodeNil() -> Bool { value.isNull }
