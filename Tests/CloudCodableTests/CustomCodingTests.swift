@@ -284,3 +284,138 @@ struct UnkeyedNestedValueTests {
         #expect(try RecordDecoder().decode(Holder.self, from: wire) == holder)
     }
 }
+
+/// The stream decides how an unkeyed nested value is written from its
+/// first element; whatever it decides, the field must be what the tree
+/// encoder alone makes of the value.
+@Suite("Unkeyed nested values against the tree encoder")
+struct UnkeyedAgainstTreeTests {
+    enum Mood: String, Codable, Sendable { case happy, calm }
+    struct Point: Codable, Sendable { var x: Double, y: Double }
+
+    /// Elements of several shapes, in the order given.
+    struct Shapes: Encodable, Sendable {
+        enum Key: String, CodingKey { case a }
+        enum Element: Sendable {
+            case int(Int)
+            case text(String)
+            case point(Point)
+            case keyed, unkeyed, null
+        }
+        var elements: [Element]
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            for element in elements {
+                switch element {
+                case .int(let v): try container.encode(v)
+                case .text(let v): try container.encode(v)
+                case .point(let v): try container.encode(v)
+                case .null: try container.encodeNil()
+                case .keyed:
+                    var nested = container.nestedContainer(keyedBy: Key.self)
+                    try nested.encode(1, forKey: .a)
+                case .unkeyed:
+                    var nested = container.nestedUnkeyedContainer()
+                    try nested.encode("n")
+                }
+            }
+        }
+    }
+
+    /// A model with one field holding `value`.
+    struct One<Value: Encodable & Sendable>: CloudCodable {
+        var cloudIdentifier: String { "one" }
+        var cloudMetadata: RecordMetadata?
+        var value: Value
+        init(_ value: Value) { self.value = value }
+        init(from decoder: any Decoder) throws {
+            throw DecodingError.valueNotFound(Value.self, .init(codingPath: [], debugDescription: "encode only"))
+        }
+    }
+
+    static func check<Value: Encodable & Sendable>(_ value: Value, _ comment: Comment? = nil) throws {
+        let expected = try TreeEncoder.node(for: value, path: CodingPath(AnyCodingKey("value")))
+            .fieldValue(codingPath: [AnyCodingKey("value")])
+        let record = try RecordEncoder().encode(One(value))
+        #expect(record["value"] == expected, comment)
+    }
+
+    @Test("every first element gives the field the tree gives")
+    func sameAsTree() throws {
+        try Self.check([Point(x: 1.5, y: 2), Point(x: -3, y: 0.25)])
+        try Self.check([Point]())
+        try Self.check([Mood.happy, .calm, .happy])
+        try Self.check([Int8(1), -2, 3])
+        try Self.check([Float(1.5), 2])
+        try Self.check([1, nil, 3] as [Int?])
+        try Self.check([nil, 2] as [Int?])
+        try Self.check(Set([Mood.calm]))
+        try Self.check([[1, 2], [3]] as [[Int]])
+        try Self.check([["a": 1], [:]] as [[String: Int]])
+        let shapes: [[Shapes.Element]] = [
+            [.point(Point(x: 1, y: 2)), .int(3)],
+            [.int(3), .point(Point(x: 1, y: 2))],
+            [.keyed, .int(1), .text("t")],
+            [.unkeyed, .keyed],
+            [.null, .point(Point(x: 0, y: 0))],
+            [.text("a"), .text("b")],
+            [],
+        ]
+        for elements in shapes {
+            try Self.check(Shapes(elements: elements), "\(elements)")
+        }
+    }
+
+    /// Keeps the root unkeyed container of its first encoding and writes
+    /// to it while a later value is being encoded.
+    struct KeepsRoot: Encodable, Sendable {
+        final class Kept: @unchecked Sendable {
+            // Safety: the test touches it from one thread.
+            var container: (any UnkeyedEncodingContainer)?
+        }
+        nonisolated(unsafe) static var kept = Kept()
+        var points: [Point]
+        var writeThroughKept: Bool
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            for point in points { try container.encode(point) }
+            if writeThroughKept {
+                try Self.kept.container?.encode(Point(x: 99, y: 99))
+            } else {
+                Self.kept.container = container
+            }
+        }
+    }
+
+    struct TwoFields: CloudCodable {
+        var cloudIdentifier: String { "two" }
+        var cloudMetadata: RecordMetadata?
+        var first: KeepsRoot
+        var second: KeepsRoot
+        init(from decoder: any Decoder) throws {
+            throw DecodingError.valueNotFound(Self.self, .init(codingPath: [], debugDescription: "encode only"))
+        }
+        init(first: KeepsRoot, second: KeepsRoot) {
+            self.first = first
+            self.second = second
+        }
+    }
+
+    @Test("a root container kept from an earlier value never writes into a later one")
+    func keptRootContainer() throws {
+        KeepsRoot.kept = .init()
+        let model = TwoFields(
+            first: KeepsRoot(points: [Point(x: 1, y: 1)], writeThroughKept: false),
+            second: KeepsRoot(points: [Point(x: 2, y: 2)], writeThroughKept: true))
+        let record = try RecordEncoder().encode(model)
+        KeepsRoot.kept = .init()
+        for (name, x) in [("first", 1.0), ("second", 2.0)] {
+            guard case .bytes(let json)? = record[name] else {
+                Issue.record("\(name) should be BYTES")
+                continue
+            }
+            let points = try JSONDecoder().decode([Point].self, from: json)
+            #expect(points.map(\.x) == [x], "\(name)")
+        }
+    }
+}

@@ -1,31 +1,60 @@
 /// A coding path that is only turned into an array when someone asks for
-/// it, so that encoding a nested value costs no allocation for its path.
+/// it (an error, a nested coder's `codingPath`), so that the coders can
+/// carry one along for every nested value at little cost.
+///
+/// The last key is held inline, so that the path of a record's field costs
+/// no allocation; the keys before it form a list linked from the last to
+/// the first, so that appending a key makes one small object instead of
+/// copying every key before it.
 struct CodingPath {
-    private let parent: [any CodingKey]
+    private final class Node: Sendable {
+        let parent: Node?
+        let key: any CodingKey
+        let count: Int
+
+        init(parent: Node?, key: any CodingKey) {
+            self.parent = parent
+            self.key = key
+            count = (parent?.count ?? 0) &+ 1
+        }
+    }
+
+    private let parent: Node?
     private let last: (any CodingKey)?
 
     init() {
-        parent = []
+        parent = nil
         last = nil
     }
 
     init(_ key: some CodingKey) {
-        parent = []
+        parent = nil
         last = key
     }
 
-    private init(parent: [any CodingKey], last: any CodingKey) {
+    private init(parent: Node?, last: any CodingKey) {
         self.parent = parent
         self.last = last
     }
 
+    /// The keys from the outermost in.
     var keys: [any CodingKey] {
-        guard let last else { return parent }
-        return parent + [last]
+        guard let last else { return [] }
+        guard let parent else { return [last] }
+        var keys = [any CodingKey](repeating: last, count: parent.count &+ 1)
+        var node: Node? = parent
+        var i = parent.count
+        while let current = node {
+            i &-= 1
+            keys[i] = current.key
+            node = current.parent
+        }
+        return keys
     }
 
     func appending(_ key: some CodingKey) -> CodingPath {
-        CodingPath(parent: keys, last: key)
+        guard let last else { return CodingPath(key) }
+        return CodingPath(parent: Node(parent: parent, key: last), last: key)
     }
 
     func appending(index: Int) -> CodingPath {

@@ -51,9 +51,25 @@ final class StreamEncoder: Encoder {
     @exclusivity(unchecked) private var expectingValue = false
     @exclusivity(unchecked) private var failed = false
     @exclusivity(unchecked) private var rootScalar: EncodedNode?
-    /// The tree encoder that took over the current value when its root
-    /// asked for an unkeyed container (see ``unkeyedContainer()``).
-    @exclusivity(unchecked) private var rootTree: TreeEncoder?
+    /// How the current value's unkeyed root is written, once it has one
+    /// (see ``RootUnkeyedEncodingContainer``).
+    enum RootList {
+        /// The root is not an unkeyed container (or not yet).
+        case none
+        /// The root asked for an unkeyed container; no element has come yet.
+        case undecided
+        /// The first element was a single value: the elements may form a
+        /// list field, which only the tree can tell, so the tree encoder
+        /// holds the value (and answers the root's further requests).
+        case tree(TreeEncoder, ArrayNode)
+        /// The first element was an object or an array: the value is JSON,
+        /// streamed as an array (the container's serial).
+        case stream(Int)
+    }
+    @exclusivity(unchecked) private(set) var rootList = RootList.none
+    /// Counts the values encoded, so that a root unkeyed container kept
+    /// past its value is told apart from the current one.
+    @exclusivity(unchecked) private(set) var valueCount = 0
     @exclusivity(unchecked) private(set) var path = CodingPath()
     /// The serial and path of the current value's root object, for the
     /// root container that is handed out again from value to value.
@@ -86,7 +102,8 @@ final class StreamEncoder: Encoder {
         expectingValue = true
         failed = false
         rootScalar = nil
-        rootTree = nil
+        rootList = .none
+        valueCount &+= 1
         rootSerial = -1
         self.path = path
         rootPath = path
@@ -95,9 +112,18 @@ final class StreamEncoder: Encoder {
         defer { _ = containers.endUse(by: self) }
         try value.encode(to: self)
         if failed { return .fallback }
-        if let tree = rootTree {
-            rootTree = nil
+        switch rootList {
+        case .tree(let tree, _):
+            rootList = .none
             return .scalar(tree.node)
+        case .undecided:
+            // An empty unkeyed root, as the tree encoder gives it.
+            rootList = .none
+            let tree = TreeEncoder(path: path)
+            _ = tree.unkeyedContainer()
+            return .scalar(tree.node)
+        case .none, .stream:
+            break
         }
         if writer.isEmpty { return .scalar(rootScalar ?? .null) }
         closeFrames(above: 0)
@@ -107,7 +133,7 @@ final class StreamEncoder: Encoder {
     // MARK: Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if let rootTree { return rootTree.container(keyedBy: type) }
+        if case .tree(let tree, _) = rootList { return tree.container(keyedBy: type) }
         let isRoot = stack.isEmpty && writer.isEmpty
         let serial = open(isObject: true)
         if isRoot && serial > 0 {
@@ -122,24 +148,52 @@ final class StreamEncoder: Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if let rootTree { return rootTree.unkeyedContainer() }
-        if stack.isEmpty && writer.isEmpty && expectingValue && !failed {
-            // An unkeyed root may become a list field, which only the tree
-            // can tell: the tree takes the whole value from here, rather
-            // than encoding it a second time after the stream gives up.
-            let tree = TreeEncoder(path: path)
-            rootTree = tree
-            expectingValue = false
-            return tree.unkeyedContainer()
+        switch rootList {
+        case .tree(let tree, _): return tree.unkeyedContainer()
+        case .undecided: return RootUnkeyedEncodingContainer(encoder: self)
+        case .none where stack.isEmpty && writer.isEmpty && expectingValue && !failed:
+            // Its first element tells how the value is written.
+            rootList = .undecided
+            return RootUnkeyedEncodingContainer(encoder: self)
+        case .none, .stream:
+            break
         }
         let serial = open(isObject: false)
         return StreamUnkeyedEncodingContainer(encoder: self, serial: serial, path: path)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        if let rootTree { return rootTree.singleValueContainer() }
+        if case .tree(let tree, _) = rootList { return tree.singleValueContainer() }
         if !expectingValue { failed = true }
         return StreamSingleValueEncodingContainer(encoder: self)
+    }
+
+    // MARK: The unkeyed root
+
+    /// The root list as it stands after an element whose kind is known:
+    /// a single value settles an undecided root on the tree, an object or
+    /// an array on the stream. `nil` when the element cannot be written
+    /// (the root has become something else): the value then goes back to
+    /// the tree encoder as a whole.
+    func rootList(forSingleValue isSingleValue: Bool) -> RootList? {
+        guard case .undecided = rootList else { return rootList }
+        guard stack.isEmpty, writer.isEmpty, expectingValue, !failed else {
+            failed = true
+            return nil
+        }
+        if isSingleValue {
+            let tree = TreeEncoder(path: rootPath)
+            rootList = .tree(tree, tree.rootArray())
+        } else {
+            rootList = .stream(open(isObject: false))
+        }
+        return rootList
+    }
+
+    /// Notes that a container kept from an earlier value was written to:
+    /// the current value goes back to the tree encoder as a whole.
+    func fail() {
+        failed = true
     }
 
     // MARK: Structure
@@ -472,5 +526,138 @@ struct StreamSingleValueEncodingContainer: SingleValueEncodingContainer {
         } else {
             try value.encode(to: encoder)
         }
+    }
+}
+
+/// The unkeyed container of a nested value's root. Its first element
+/// decides how the value is written: a single value hands the value to the
+/// tree encoder (the elements may form a list field), an object or an array
+/// makes it a JSON array written by the stream (an array of structs, say),
+/// without building a tree for every element.
+struct RootUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+    let encoder: StreamEncoder
+    /// The value this container belongs to.
+    let value: Int
+
+    init(encoder: StreamEncoder) {
+        self.encoder = encoder
+        value = encoder.valueCount
+    }
+
+    var codingPath: [any CodingKey] { encoder.rootPath.keys }
+
+    var count: Int {
+        guard value == encoder.valueCount else { return 0 }
+        switch encoder.rootList {
+        case .tree(_, let array): return array.items.count
+        case .stream(let serial): return encoder.count(of: serial)
+        case .none, .undecided: return 0
+        }
+    }
+
+    /// Writes an element through the container that now holds the list.
+    @inline(__always)
+    private func forward(
+        isSingleValue: Bool, _ tree: (inout TreeUnkeyedEncodingContainer) throws -> Void,
+        _ stream: (inout StreamUnkeyedEncodingContainer) throws -> Void
+    ) rethrows {
+        guard value == encoder.valueCount else { return encoder.fail() }
+        switch encoder.rootList(forSingleValue: isSingleValue) {
+        case .tree(_, let array)?:
+            var container = TreeUnkeyedEncodingContainer(array: array, path: encoder.rootPath)
+            try tree(&container)
+        case .stream(let serial)?:
+            var container = StreamUnkeyedEncodingContainer(encoder: encoder, serial: serial, path: encoder.rootPath)
+            try stream(&container)
+        case .none?, .undecided?, nil:
+            encoder.fail()
+        }
+    }
+
+    mutating func encodeNil() throws {
+        try forward(isSingleValue: true, { try $0.encodeNil() }, { try $0.encodeNil() })
+    }
+    mutating func encode(_ v: Bool) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: String) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: Double) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: Float) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: Int) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: Int8) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: Int16) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: Int32) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: Int64) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: UInt) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: UInt8) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: UInt16) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: UInt32) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+    mutating func encode(_ v: UInt64) throws {
+        try forward(isSingleValue: true, { try $0.encode(v) }, { try $0.encode(v) })
+    }
+
+    mutating func encode<T: Encodable>(_ element: T) throws {
+        guard value == encoder.valueCount else { return encoder.fail() }
+        var isSingleValue = true
+        if case .undecided = encoder.rootList {
+            // What the first element is only its own encoding can tell: a
+            // tree of it says. An object or an array is then written again
+            // through the stream, so that a container it keeps stays under
+            // the stream's checks.
+            switch try TreeEncoder.node(for: element, path: encoder.rootPath.appending(index: 0)) {
+            case .object, .array: isSingleValue = false
+            default: break
+            }
+        }
+        try forward(isSingleValue: isSingleValue, { try $0.encode(element) }, { try $0.encode(element) })
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+        -> KeyedEncodingContainer<NestedKey>
+    {
+        var result: KeyedEncodingContainer<NestedKey>?
+        forward(
+            isSingleValue: false, { result = $0.nestedContainer(keyedBy: keyType) },
+            { result = $0.nestedContainer(keyedBy: keyType) })
+        // A container for a value already gone back to the tree: its writes go nowhere.
+        return result
+            ?? KeyedEncodingContainer(TreeKeyedEncodingContainer(object: ObjectNode(), path: encoder.rootPath))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        var result: (any UnkeyedEncodingContainer)?
+        forward(
+            isSingleValue: false, { result = $0.nestedUnkeyedContainer() }, { result = $0.nestedUnkeyedContainer() })
+        return result ?? TreeUnkeyedEncodingContainer(array: ArrayNode(), path: encoder.rootPath)
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        var result: (any Encoder)?
+        forward(isSingleValue: true, { result = $0.superEncoder() }, { result = $0.superEncoder() })
+        return result ?? TreeEncoder(path: encoder.rootPath)
     }
 }

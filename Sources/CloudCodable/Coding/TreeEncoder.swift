@@ -52,14 +52,15 @@ final class TreeEncoder: NodeSlot, Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let array: ArrayNode
-        if case .array(let existing) = node {
-            array = existing
-        } else {
-            array = ArrayNode()
-            node = .array(array)
-        }
-        return TreeUnkeyedEncodingContainer(array: array, path: path)
+        TreeUnkeyedEncodingContainer(array: rootArray(), path: path)
+    }
+
+    /// The array the value's unkeyed container appends to, made on first use.
+    func rootArray() -> ArrayNode {
+        if case .array(let existing) = node { return existing }
+        let array = ArrayNode()
+        node = .array(array)
+        return array
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
