@@ -51,28 +51,14 @@ struct ContainerReuse {
         return nil
     }
 
-    /// The kept encoding container for `Key`, or a new one from `make`
-    /// (which is kept unless the coder is retired).
+    /// The kept container for `Key` (a `KeyedEncodingContainer<Key>` or a
+    /// `KeyedDecodingContainer<Key>`), or a new one from `make`, which is
+    /// kept unless the coder is retired.
     @inline(__always)
-    mutating func encoding<Key: CodingKey>(
-        _: Key.Type, make: (AnyObject) -> KeyedEncodingContainer<Key>, coder: AnyObject
-    ) -> KeyedEncodingContainer<Key> {
-        if let i = index(of: Key.self) { return unsafeBitCast(boxes[i], to: KeyedEncodingContainer<Key>.self) }
-        let container = make(keepAlive(coder))
-        if !isRetired && Self.canKeepBoxes {
-            keyTypes.append(ObjectIdentifier(Key.self))
-            boxes.append(unsafeBitCast(container, to: AnyObject.self))
-        }
-        return container
-    }
-
-    /// The kept decoding container for `Key`, or a new one from `make`
-    /// (which is kept unless the coder is retired).
-    @inline(__always)
-    mutating func decoding<Key: CodingKey>(
-        _: Key.Type, make: (AnyObject) -> KeyedDecodingContainer<Key>, coder: AnyObject
-    ) -> KeyedDecodingContainer<Key> {
-        if let i = index(of: Key.self) { return unsafeBitCast(boxes[i], to: KeyedDecodingContainer<Key>.self) }
+    mutating func container<Key: CodingKey, Container>(
+        for _: Key.Type, make: (AnyObject) -> Container, coder: AnyObject
+    ) -> Container {
+        if let i = index(of: Key.self) { return unsafeBitCast(boxes[i], to: Container.self) }
         let container = make(keepAlive(coder))
         if !isRetired && Self.canKeepBoxes {
             keyTypes.append(ObjectIdentifier(Key.self))

@@ -107,8 +107,8 @@ final class RecordFieldsDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        containers.decoding(
-            Key.self,
+        containers.container(
+            for: Key.self,
             make: { KeyedDecodingContainer(RecordKeyedDecodingContainer<Key>(decoder: self, keepAlive: $0)) },
             coder: self)
     }

@@ -93,8 +93,8 @@ final class RecordFieldsEncoder: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        containers.encoding(
-            Key.self,
+        containers.container(
+            for: Key.self,
             make: { KeyedEncodingContainer(RecordKeyedEncodingContainer<Key>(encoder: self, keepAlive: $0)) },
             coder: self)
     }

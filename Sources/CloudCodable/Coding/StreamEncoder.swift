@@ -139,8 +139,8 @@ final class StreamEncoder: Encoder {
         if isRoot && serial > 0 {
             // The root object: its container is the same from value to value.
             rootSerial = serial
-            return containers.encoding(
-                Key.self,
+            return containers.container(
+                for: Key.self,
                 make: { KeyedEncodingContainer(StreamKeyedEncodingContainer<Key>(rootOf: self, keepAlive: $0)) },
                 coder: self)
         }
