@@ -9,12 +9,14 @@ import Foundation
 /// order and keys are not repeated, and when either is broken it gives up
 /// (``Result/fallback``) and the caller encodes the value again with
 /// ``TreeEncoder``. The same happens for large objects, where checking keys
-/// linearly would be slow. An unkeyed root, whose elements may form a list
-/// field, goes to a ``TreeEncoder`` as soon as it asks for its container.
+/// linearly would be slow. An unkeyed root is decided by its first element
+/// (see ``RootUnkeyedEncodingContainer``): single values may form a list
+/// field, which only the tree can tell, so the tree encoder takes the value
+/// over; objects and arrays make it JSON, which the stream writes.
 final class StreamEncoder: Encoder {
     enum Result {
         /// The root was a single value (a raw-value enum, a wrapper), or
-        /// an unkeyed container that the tree encoder captured.
+        /// an unkeyed container that the tree encoder took over.
         case scalar(EncodedNode)
         /// The root was a keyed container, written as JSON: the writer
         /// holds it until the next value.
