@@ -202,3 +202,56 @@ struct ContainerReuseTests {
         #expect(throws: DecodingError.self) { try decoding.decode(String.self, forKey: .id) }
     }
 }
+
+/// A model whose top level is written through containers of two key types,
+/// as a subclass and its superclass would write it.
+struct TwoKeyTypes: CloudCodable, Equatable {
+    enum BaseKeys: String, CodingKey { case id, created }
+    enum OwnKeys: String, CodingKey { case title, count }
+
+    var id: String
+    var created: Date
+    var title: String
+    var count: Int
+    var cloudMetadata: RecordMetadata?
+    var cloudIdentifier: String { id }
+
+    init(id: String, created: Date, title: String, count: Int) {
+        self.id = id
+        self.created = created
+        self.title = title
+        self.count = count
+    }
+
+    init(from decoder: any Decoder) throws {
+        let base = try decoder.container(keyedBy: BaseKeys.self)
+        let own = try decoder.container(keyedBy: OwnKeys.self)
+        id = try base.decode(String.self, forKey: .id)
+        title = try own.decode(String.self, forKey: .title)
+        created = try base.decode(Date.self, forKey: .created)
+        count = try own.decode(Int.self, forKey: .count)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var base = encoder.container(keyedBy: BaseKeys.self)
+        var own = encoder.container(keyedBy: OwnKeys.self)
+        try base.encode(id, forKey: .id)
+        try own.encode(title, forKey: .title)
+        try base.encode(created, forKey: .created)
+        try own.encode(count, forKey: .count)
+    }
+}
+
+extension ContainerReuseTests {
+    @Test("containers of several key types for one record, reused record after record")
+    func severalKeyTypes() throws {
+        for i in 0..<20 {
+            let model = TwoKeyTypes(
+                id: "m\(i)", created: Date(timeIntervalSince1970: Double(i)), title: "t\(i)", count: i)
+            let record = try RecordEncoder().encode(model)
+            #expect(record.fields.count == 4)
+            #expect(record["count"] == .int64(Int64(i)))
+            #expect(try RecordDecoder().decode(TwoKeyTypes.self, from: record) == model)
+        }
+    }
+}
