@@ -121,9 +121,7 @@ final class StreamEncoder: Encoder {
         case .undecided:
             // An empty unkeyed root, as the tree encoder gives it.
             rootList = .none
-            let tree = TreeEncoder(path: path)
-            _ = tree.unkeyedContainer()
-            return .scalar(tree.node)
+            return .scalar(.array(ArrayNode()))
         case .none, .stream:
             break
         }
@@ -624,18 +622,24 @@ struct RootUnkeyedEncodingContainer: UnkeyedEncodingContainer {
 
     mutating func encode<T: Encodable>(_ element: T) throws {
         guard value == encoder.valueCount else { return encoder.fail() }
-        var isSingleValue = true
         if case .undecided = encoder.rootList {
             // What the first element is only its own encoding can tell: a
-            // tree of it says. An object or an array is then written again
-            // through the stream, so that a container it keeps stays under
-            // the stream's checks.
-            switch try TreeEncoder.node(for: element, path: encoder.rootPath.appending(index: 0)) {
-            case .object, .array: isSingleValue = false
-            default: break
+            // tree of it says. A single value joins the tree as it is; an
+            // object or an array is written again through the stream, so
+            // that a container it keeps stays under the stream's checks.
+            let node = try TreeEncoder.node(for: element, path: encoder.rootPath.appending(index: 0))
+            switch node {
+            case .object, .array:
+                break
+            default:
+                guard case .tree(_, let array)? = encoder.rootList(forSingleValue: true) else {
+                    return encoder.fail()
+                }
+                array.items.append(node)
+                return
             }
         }
-        try forward(isSingleValue: isSingleValue, { try $0.encode(element) }, { try $0.encode(element) })
+        try forward(isSingleValue: false, { try $0.encode(element) }, { try $0.encode(element) })
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
