@@ -5,6 +5,21 @@ import Foundation
 /// every field set, a record with a field of every wire type, and the JSON
 /// of nested values. Each begins with its mode byte (see ``fuzzCodec(_:_:)``).
 enum Seeds {
+    /// A strict model, every property set.
+    static let strict = StrictModel(
+        id: UUID(uuidString: "52F26551-746F-4575-AF55-5973C2BB7486")!, name: "Sydney Opera House",
+        point: .init(latitude: 11.564, longitude: 94.5436), tags: ["hike", "castle", "view"], visits: 454,
+        when: Date(timeIntervalSince1970: 1_632_691_424.18), flag: false)
+
+    /// The record of ``strict``.
+    static let strictRecord: Record = {
+        do {
+            return try RecordEncoder().encode(strict)
+        } catch {
+            fatalError("the strict seed model does not encode: \(error)")
+        }
+    }()
+
     static func all() throws -> [(name: String, bytes: [UInt8])] {
         let encoder = RecordEncoder()
         let inner = FuzzModel.Inner(
@@ -45,10 +60,6 @@ enum Seeds {
         full.asset = Asset(fileChecksum: "abc", size: 3, downloadURL: "https://example.com/f")
         full.references = [Reference(recordName: "r1", action: .none)]
         full.field = .int64List([1, 2])
-        let strict = StrictModel(
-            id: UUID(uuidString: "52F26551-746F-4575-AF55-5973C2BB7486")!, name: "Sydney Opera House",
-            point: .init(latitude: 11.564, longitude: 94.5436), tags: ["hike", "castle", "view"], visits: 454,
-            when: Date(timeIntervalSince1970: 1_632_691_424.18), flag: false)
         let nested: [(String, String)] = [
             (
                 "inner",
@@ -62,13 +73,13 @@ enum Seeds {
         ]
         var seeds: [(String, [UInt8])] = [
             ("wire-fuzz-model", [0] + (try WireFormat.encode(try encoder.encode(full)))),
-            ("wire-strict-model", [0] + (try WireFormat.encode(try encoder.encode(strict)))),
+            ("wire-strict-model", [0] + (try WireFormat.encode(strictRecord))),
             ("wire-empty-model", [0] + (try WireFormat.encode(try encoder.encode(FuzzModel())))),
         ]
         seeds += nested.map { ("json-\($0.0)", [1] + Array($0.1.utf8)) }
         seeds.append(
             ("entry-deleted", [2] + Array(#"{"recordName":"gone","deleted":true,"zoneID":{"zoneName":"z"}}"#.utf8)))
-        seeds.append(("entry-record", [2] + (try WireFormat.encode(try encoder.encode(strict)))))
+        seeds.append(("entry-record", [2] + (try WireFormat.encode(strictRecord))))
         seeds.append(
             ("document", [3] + Array(#"{"a":[1,-2.5e-3,true,null,"\u00e9\n"],"b":{},"a":""}"#.utf8)))
         return seeds
