@@ -88,6 +88,35 @@ struct JournalTests {
         }
     }
 
+    @Test("opening changes no file: the torn entry is cut by finishOpening or by the first write")
+    func openingChangesNothing() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let journal = try Journal(directory: directory)
+            try await journal.commit(batch(["a": "1"]))
+            try await journal.commit(batch(["b": "2"]))
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        let whole = try Data(contentsOf: log)
+        let lastLineStart = whole.dropLast().lastIndex(of: 0x0A)! + 1
+        try whole.prefix(lastLineStart + 5).write(to: log)
+        let torn = try snapshotOfFiles(directory)
+
+        let journal = try Journal(directory: directory)
+        #expect(journal.loadedDocuments == ["a": json("1")])
+        #expect(try snapshotOfFiles(directory) == torn)
+        try journal.finishOpening()
+        #expect(try Data(contentsOf: log) == whole.prefix(lastLineStart))
+        try journal.finishOpening()  // once is enough; again changes nothing
+        #expect(try Data(contentsOf: log) == whole.prefix(lastLineStart))
+
+        // Without finishOpening, the first write cuts it before appending.
+        try whole.prefix(lastLineStart + 5).write(to: log)
+        let writer = try Journal(directory: directory)
+        try await writer.commit(batch(["c": "3"]))
+        #expect(try Journal(directory: directory).loadedDocuments == ["a": json("1"), "c": json("3")])
+    }
+
     @Test("damage before the last entry is an error that leaves the files as they were")
     func damageInTheMiddle() async throws {
         let directory = temporaryDirectory()

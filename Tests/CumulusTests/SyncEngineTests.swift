@@ -214,6 +214,39 @@ struct SyncEngineTests {
         #expect(Set(stored.map(\.recordName)) == ["pending", "synced"])
     }
 
+    @Test("an engine that refuses its journal leaves the files as they were, a torn last entry included")
+    func refusedJournalIsLeftAlone() async throws {
+        // Found by the fuzzer (Fuzz/): opening cut the torn entry from the
+        // log before the engine refused an earlier entry.
+        let devices = Devices()
+        let directory = temporaryDirectory("refused")
+        do {
+            let (phone, _, _) = try await devices.engine(directory: directory)
+            try await phone.upload(Note(id: "pending", title: "not sent yet"))
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        var text = String(decoding: try Data(contentsOf: log), as: UTF8.self)
+        // A whole entry whose record no longer reads as one, then a torn entry.
+        let field = #""title":{"type":"STRING""#
+        #expect(text.contains(field))
+        text = text.replacingOccurrences(of: field, with: #""title":{"type":"INT64""#)
+        text += #"{"set":{"save/torn":{"recordName":"#
+        try Data(text.utf8).write(to: log)
+        let before = try snapshotOfFiles(directory)
+
+        await #expect(throws: JournalError.self) { _ = try await devices.engine(directory: directory) }
+        #expect(try snapshotOfFiles(directory) == before)
+
+        // Mended, it opens, and only then is the torn entry cut away.
+        text = text.replacingOccurrences(of: #""title":{"type":"INT64""#, with: field)
+        try Data(text.utf8).write(to: log)
+        let (again, _, _) = try await devices.engine(directory: directory)
+        #expect(await again.models.map(\.title) == ["not sent yet"])
+        let mended = String(decoding: try Data(contentsOf: log), as: UTF8.self)
+        #expect(mended.hasSuffix("\n"))
+        #expect(!mended.contains("save/torn"))
+    }
+
     @Test("a large replica re-opens whole: every model, pending change and ancestor")
     func largeRestart() async throws {
         let devices = Devices()

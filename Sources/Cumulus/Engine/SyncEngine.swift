@@ -69,6 +69,8 @@ public actor SyncEngine<Model: CloudCodable> {
         journal = try Journal(directory: directory)
         meta = EngineMeta()
         try await load(journal.takeLoadedDocuments())
+        // Only now that the documents are accepted may opening change the files.
+        try journal.finishOpening()
         if configuration.automaticSync { startAutomaticSync() }
     }
 

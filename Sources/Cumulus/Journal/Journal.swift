@@ -54,9 +54,13 @@ struct JournalBatch: Sendable {
 ///   one each.
 /// - Killing the process at any instant loses no batch whose ticket
 ///   returned; a batch being written when it died is either whole or a torn
-///   last line, which opening drops.
+///   last line, which opening leaves out.
 /// - Any other damage makes opening fail with ``JournalError`` and leaves
 ///   the files as they were.
+/// - Opening changes no file: the torn line is cut from the log, and files
+///   that a crash during compaction left behind are removed, only by
+///   ``finishOpening()`` (which the owner calls once it has accepted the
+///   documents) or by the first write.
 /// - When the log outgrows the snapshot, the journal writes a new snapshot
 ///   of the live documents and starts a new log, so the files stay
 ///   proportional to the data, not to its history.
@@ -74,6 +78,8 @@ final class Journal: @unchecked Sendable {
     private var failure: JournalError?
     private var documents: [String: [UInt8]]
     private let files: JournalFiles
+    /// What opening left to do to the files (see ``finishOpening()``).
+    private var tidying: JournalLoader.Tidying?
     /// The log may grow to this size, or to the snapshot's size if larger,
     /// before it is folded into a new snapshot.
     let compactionThreshold: Int
@@ -87,7 +93,33 @@ final class Journal: @unchecked Sendable {
         documents = loaded.documents
         loadedDocuments = loaded.documents
         files = loaded.files
+        tidying = loaded.tidying
         self.compactionThreshold = compactionThreshold
+    }
+
+    /// Makes the changes to the files that opening found due: cuts a torn
+    /// last entry from the log and removes the files of older generations.
+    /// The owner calls this once it has accepted the loaded documents, so
+    /// that refusing them leaves the files as they were; the first write
+    /// does it otherwise, before it appends anything.
+    func finishOpening() throws(JournalError) {
+        let result: Result<Void, JournalError> = ioQueue.sync {
+            do throws(JournalError) {
+                try tidy()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// Carries out ``tidying``, on the I/O queue.
+    private func tidy() throws(JournalError) {
+        guard let pending = tidying else { return }
+        if let length = pending.logLength { try files.truncateLog(to: length) }
+        for file in pending.staleFiles { try? FileManager.default.removeItem(at: file) }
+        tidying = nil
     }
 
     /// Returns the documents as they were on disk when the journal was
@@ -145,6 +177,8 @@ final class Journal: @unchecked Sendable {
             var bytes: [UInt8] = []
             for item in group where !item.batch.isEmpty { bytes.append(contentsOf: item.batch.line()) }
             do {
+                // Never append after a torn entry.
+                try tidy()
                 if !bytes.isEmpty { try files.append(bytes) }
             } catch {
                 // The log's tail is unknown now: refuse further writes rather
@@ -178,8 +212,10 @@ final class Journal: @unchecked Sendable {
     }
 
     private func compactNow() {
-        // On failure the old generation is still whole and in use; the next
+        // The tidying names this generation's files: it comes first. On
+        // failure the old generation is still whole and in use; the next
         // flush tries again, and a failing disk fails the next append.
+        guard (try? tidy()) != nil else { return }
         try? files.writeSnapshot(of: documents)
     }
 }

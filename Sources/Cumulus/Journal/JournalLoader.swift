@@ -14,6 +14,19 @@ enum JournalLoader {
     struct Loaded {
         var documents: [String: [UInt8]]
         var files: JournalFiles
+        /// What opening leaves to do to the files, once the documents are accepted.
+        var tidying: Tidying?
+    }
+
+    /// Changes to the files that loading found due but did not make, so
+    /// that a journal whose documents its owner refuses is left as it was:
+    /// a torn last entry to cut from the log, and the files of older
+    /// generations that a crash during compaction left behind.
+    struct Tidying {
+        /// The length of the log's whole entries, when a torn entry follows them.
+        var logLength: Int?
+        /// Files of older generations, which the newest snapshot supersedes.
+        var staleFiles: [URL]
     }
 
     static func load(directory: URL) throws(JournalError) -> Loaded {
@@ -40,7 +53,7 @@ enum JournalLoader {
             // A new journal: an empty first snapshot marks the format.
             let files = JournalFiles(directory: directory, generation: 0, logSize: 0, snapshotSize: 0)
             try files.writeSnapshot(of: [:])
-            return Loaded(documents: [:], files: files)
+            return Loaded(documents: [:], files: files, tidying: nil)
         }
         if let stray = logs.last, stray > newest {
             throw JournalError(
@@ -63,16 +76,15 @@ enum JournalLoader {
 
         let files = JournalFiles(
             directory: directory, generation: newest, logSize: logSize, snapshotSize: snapshot.count)
-        if let tornAt { try files.truncateLog(to: tornAt) }
         // Files of older generations are left by a crash during compaction;
         // the newest snapshot holds all they held.
-        for old in snapshots where old < newest {
-            try? manager.removeItem(at: directory.appendingPathComponent(JournalFiles.snapshotName(old)))
-        }
-        for old in logs where old < newest {
-            try? manager.removeItem(at: directory.appendingPathComponent(JournalFiles.logName(old)))
-        }
-        return Loaded(documents: documents, files: files)
+        let stale =
+            snapshots.filter { $0 < newest }.map(JournalFiles.snapshotName)
+            + logs.filter { $0 < newest }.map(JournalFiles.logName)
+        let tidying =
+            tornAt == nil && stale.isEmpty
+            ? nil : Tidying(logLength: tornAt, staleFiles: stale.map(directory.appendingPathComponent))
+        return Loaded(documents: documents, files: files, tidying: tidying)
     }
 
     private static func generation(of name: String, prefix: String) -> Int? {
