@@ -247,6 +247,38 @@ struct SyncEngineTests {
         #expect(!mended.contains("save/torn"))
     }
 
+    @Test("a journal entry that holds another record than its key names is refused, not read one way or the other")
+    func entryUnderAnotherName() async throws {
+        // Found by the fuzzer: with two entries claiming one record, which
+        // one the engine kept changed from one opening to the next.
+        let devices = Devices()
+        let directory = temporaryDirectory("misnamed")
+        do {
+            let (phone, _, _) = try await devices.engine(directory: directory)
+            try await phone.upload(Note(id: "first", title: "one"))
+            try await phone.sync()
+            try await phone.upload(Note(id: "first", title: "one, edited"))
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        let text = String(decoding: try Data(contentsOf: log), as: UTF8.self)
+        for (entry, renamed) in [(#""save/first":"#, #""save/second":"#), (#""server/first":"#, #""server/second":"#)] {
+            #expect(text.contains(entry))
+            try Data(text.replacingOccurrences(of: entry, with: renamed).utf8).write(to: log)
+            let before = try snapshotOfFiles(directory)
+            do {
+                _ = try await devices.engine(directory: directory)
+                Issue.record("an entry under another record's name should be refused")
+            } catch let error as JournalError {
+                #expect(error.code == .corrupted)
+                #expect(error.message.contains("second"))
+            }
+            #expect(try snapshotOfFiles(directory) == before)
+        }
+        try Data(text.utf8).write(to: log)
+        let (again, _, _) = try await devices.engine(directory: directory)
+        #expect(await again.models.map(\.title) == ["one, edited"])
+    }
+
     @Test("a large replica re-opens whole: every model, pending change and ancestor")
     func largeRestart() async throws {
         let devices = Devices()

@@ -254,14 +254,14 @@ public actor SyncEngine<Model: CloudCodable> {
         // written by this engine from a model, so it must decode. Records
         // are dropped as soon as their models are made, on the workers.
         let servers = try await parallelMap(serverDocuments, minimumCount: 4_096) { document in
-            let record = try Self.journalRecord(document)
+            let record = try Self.journalRecord(document, prefix: JournalKeys.serverPrefix)
             let model = try? RecordDecoder().decode(Model.self, from: record)
             return (record.recordName, ServerVersion(json: document.json, metadata: record.metadata, model: model))
         }
         serverVersions.reserveCapacity(servers.count)
         for (name, version) in servers { serverVersions[name] = version }
         let saves = try await parallelMap(saveDocuments, minimumCount: 4_096) { document in
-            let record = try Self.journalRecord(document)
+            let record = try Self.journalRecord(document, prefix: JournalKeys.savePrefix)
             return (record, try RecordDecoder().decode(Model.self, from: record))
         }
         for (record, model) in saves {
@@ -271,11 +271,21 @@ public actor SyncEngine<Model: CloudCodable> {
         }
     }
 
-    private static func journalRecord(_ document: (key: String, json: [UInt8])) throws -> Record {
+    /// The record of a journal entry whose key is `prefix` and the record's
+    /// name. An entry that holds another record than its key names is
+    /// damage: two entries could then claim one record, and which of them
+    /// won would depend on the order a dictionary happens to list them in.
+    private static func journalRecord(_ document: (key: String, json: [UInt8]), prefix: String) throws -> Record {
+        let record: Record
         do {
-            return try WireFormat.decodeRecord(from: document.json)
+            record = try WireFormat.decodeRecord(from: document.json)
         } catch {
             throw JournalError(.corrupted, "the journal entry \(document.key) is not a record: \(error)")
         }
+        guard document.key.utf8.dropFirst(prefix.utf8.count).elementsEqual(record.recordName.utf8) else {
+            throw JournalError(
+                .corrupted, "the journal entry \(document.key) holds the record '\(record.recordName)'")
+        }
+        return record
     }
 }
