@@ -1,18 +1,25 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Coverage-guided fuzzing of the wire reader and the record coders with
-// libFuzzer and AddressSanitizer. Build and run with `Fuzz/run` (see
+// Coverage-guided fuzzing, with libFuzzer and AddressSanitizer, of the
+// wire reader and the record coders (FuzzCodec) and of opening an engine's
+// journal (FuzzJournal). Build and run with `Fuzz/run` (see
 // Fuzz/README.md); CI replays the committed corpus.
 let package = Package(
     name: "CumulusFuzz",
     dependencies: [.package(name: "Cumulus", path: "..")],
     targets: [
         .target(name: "FuzzDriver"),
-        .executableTarget(
-            name: "FuzzCodec",
-            dependencies: ["FuzzDriver", .product(name: "CloudCodable", package: "Cumulus")]
+        .target(
+            name: "FuzzChecks",
+            dependencies: [
+                .product(name: "CloudCodable", package: "Cumulus"),
+                .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CumulusTesting", package: "Cumulus"),
+            ]
         ),
+        .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "FuzzChecks"]),
+        .executableTarget(name: "FuzzJournal", dependencies: ["FuzzDriver", "FuzzChecks"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,10 +1,11 @@
 import CloudCodable
 import Foundation
 
-/// The inputs the committed corpus starts from: records of both models with
-/// every field set, a record with a field of every wire type, and the JSON
-/// of nested values. Each begins with its mode byte (see ``fuzzCodec(_:_:)``).
-enum Seeds {
+/// The inputs the committed corpora start from. For `FuzzCodec`: records of
+/// both models with every field set, entries, and the JSON of nested values
+/// and documents, each after its mode byte (see ``fuzzCodec(_:_:)``). For
+/// `FuzzJournal`: the journal of an engine with synced and pending changes.
+public enum Seeds {
     /// A strict model, every property set.
     static let strict = StrictModel(
         id: UUID(uuidString: "52F26551-746F-4575-AF55-5973C2BB7486")!, name: "Sydney Opera House",
@@ -20,7 +21,7 @@ enum Seeds {
         }
     }()
 
-    static func all() throws -> [(name: String, bytes: [UInt8])] {
+    static func codec() throws -> [(name: String, bytes: [UInt8])] {
         let encoder = RecordEncoder()
         let inner = FuzzModel.Inner(
             label: "a \"quoted\" label \u{1F600}", value: -12.625, count: -8, when: Date(timeIntervalSince1970: 1e9),
@@ -85,11 +86,17 @@ enum Seeds {
         return seeds
     }
 
-    /// Writes the seeds into `directory`, one file each.
-    static func write(to directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        for (name, bytes) in try all() {
-            try Data(bytes).write(to: URL(fileURLWithPath: directory).appendingPathComponent(name))
+    /// Writes the seeds into `directory`: those of `FuzzCodec` into
+    /// `codec/`, the journal of `FuzzJournal` into `journal/`.
+    public static func write(to directory: String) async throws {
+        let root = URL(fileURLWithPath: directory)
+        let journal: [(name: String, bytes: [UInt8])] = [("seed-engine", try await JournalScratch.seed())]
+        for (folder, seeds) in [("codec", try codec()), ("journal", journal)] {
+            let target = root.appendingPathComponent(folder)
+            try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+            for (name, bytes) in seeds {
+                try Data(bytes).write(to: target.appendingPathComponent(name))
+            }
         }
     }
 }

@@ -1,26 +1,8 @@
 import CloudCodable
 import Foundation
-import FuzzDriver
 
-@main
-enum FuzzCodec {
-    /// Hands the command line to libFuzzer, which runs ``fuzzCodec(_:_:)``
-    /// on each input it makes or is given.
-    /// `FuzzCodec --write-seeds DIRECTORY` writes the seed inputs instead.
-    static func main() throws {
-        let arguments = CommandLine.arguments
-        if arguments.count == 3, arguments[1] == "--write-seeds" {
-            try Seeds.write(to: arguments[2])
-            return
-        }
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzCodec))
-    }
-}
-
-/// The fuzzer's entry point. The first byte, modulo 4, chooses what the
-/// rest is:
+/// The entry point of `FuzzCodec`. The first byte, modulo 4, chooses what
+/// the rest is:
 ///
 /// - 0: a record in the wire form;
 /// - 1: the JSON that a `BYTES` field holds, placed in each field of
@@ -30,7 +12,7 @@ enum FuzzCodec {
 ///
 /// Any error is a fine outcome; a crash, a trap or a broken invariant (a
 /// `fatalError` below) is a finding.
-func fuzzCodec(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+public func fuzzCodec(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     guard let start, count > 0 else { return 0 }
     let rest = Array(UnsafeBufferPointer(start: start + 1, count: count - 1))
     switch start.pointee % 4 {
