@@ -66,9 +66,9 @@ struct JournalTests {
         #expect(log == #"{"set":{"key":{"name":"value"}},"del":[]}"# + "\n")
     }
 
-    @Test("a torn last entry is dropped, and writing goes on after it")
-    func tornLastEntry() async throws {
-        let directory = temporaryDirectory()
+    /// A journal in `directory` whose log holds two entries, `a` then `b`:
+    /// the log, its bytes, and where its last line starts.
+    func twoEntryLog(in directory: URL) async throws -> (log: URL, whole: Data, lastLineStart: Int) {
         do {
             let journal = try Journal(directory: directory)
             try await journal.commit(batch(["a": "1"]))
@@ -76,8 +76,14 @@ struct JournalTests {
         }
         let log = directory.appendingPathComponent("log-1.jsonl")
         let whole = try Data(contentsOf: log)
+        return (log, whole, whole.dropLast().lastIndex(of: 0x0A)! + 1)
+    }
+
+    @Test("a torn last entry is dropped, and writing goes on after it")
+    func tornLastEntry() async throws {
+        let directory = temporaryDirectory()
+        let (log, whole, lastLineStart) = try await twoEntryLog(in: directory)
         // Every cut inside the last line is a torn write.
-        let lastLineStart = whole.dropLast().lastIndex(of: 0x0A)! + 1
         for cut in lastLineStart..<(whole.count) {
             try whole.prefix(cut).write(to: log)
             let journal = try Journal(directory: directory)
@@ -91,14 +97,7 @@ struct JournalTests {
     @Test("opening changes no file: the torn entry is cut by finishOpening or by the first write")
     func openingChangesNothing() async throws {
         let directory = temporaryDirectory()
-        do {
-            let journal = try Journal(directory: directory)
-            try await journal.commit(batch(["a": "1"]))
-            try await journal.commit(batch(["b": "2"]))
-        }
-        let log = directory.appendingPathComponent("log-1.jsonl")
-        let whole = try Data(contentsOf: log)
-        let lastLineStart = whole.dropLast().lastIndex(of: 0x0A)! + 1
+        let (log, whole, lastLineStart) = try await twoEntryLog(in: directory)
         try whole.prefix(lastLineStart + 5).write(to: log)
         let torn = try snapshotOfFiles(directory)
 
