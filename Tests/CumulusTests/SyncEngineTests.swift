@@ -279,6 +279,26 @@ struct SyncEngineTests {
         #expect(await again.models.map(\.title) == ["one, edited"])
     }
 
+    @Test("a journal key in another Unicode normalization than its record's name names the same record")
+    func entryKeyInAnotherNormalization() async throws {
+        let devices = Devices()
+        let directory = temporaryDirectory("normalization")
+        do {
+            let (phone, _, _) = try await devices.engine(directory: directory)
+            try await phone.upload(Note(id: "caf\u{E9}", title: "composed"))
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        let text = String(decoding: try Data(contentsOf: log), as: UTF8.self)
+        let composed = Array(#""save/caf\#u{E9}":"#.utf8)
+        let decomposed = Array(#""save/cafe\#u{301}":"#.utf8)
+        var bytes = Array(text.utf8)
+        let start = try #require(bytes.indices.first { bytes[$0...].starts(with: composed) })
+        bytes.replaceSubrange(start..<start + composed.count, with: decomposed)
+        try Data(bytes).write(to: log)
+        let (again, _, _) = try await devices.engine(directory: directory)
+        #expect(await again.models.map(\.title) == ["composed"])
+    }
+
     @Test("a large replica re-opens whole: every model, pending change and ancestor")
     func largeRestart() async throws {
         let devices = Devices()

@@ -282,7 +282,9 @@ public actor SyncEngine<Model: CloudCodable> {
         } catch {
             throw JournalError(.corrupted, "the journal entry \(document.key) is not a record: \(error)")
         }
-        guard document.key.utf8.dropFirst(prefix.utf8.count).elementsEqual(record.recordName.utf8) else {
+        // Compared as strings, as the engine's tables compare names: a name
+        // the server spelled in another Unicode normalization is the same.
+        guard document.key.dropFirst(prefix.count) == record.recordName else {
             throw JournalError(
                 .corrupted, "the journal entry \(document.key) holds the record '\(record.recordName)'")
         }
