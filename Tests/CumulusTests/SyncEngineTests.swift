@@ -214,18 +214,28 @@ struct SyncEngineTests {
         #expect(Set(stored.map(\.recordName)) == ["pending", "synced"])
     }
 
+    /// The journal an engine leaves after `steps`: the devices and
+    /// directory to open it again, and its log as a file and as text.
+    func journalLeft(
+        by steps: (SyncEngine<Note>) async throws -> Void, name: String = #function
+    ) async throws -> (devices: Devices, directory: URL, log: URL, text: String) {
+        let devices = Devices()
+        let directory = temporaryDirectory(name)
+        do {
+            let (phone, _, _) = try await devices.engine(directory: directory)
+            try await steps(phone)
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        return (devices, directory, log, String(decoding: try Data(contentsOf: log), as: UTF8.self))
+    }
+
     @Test("an engine that refuses its journal leaves the files as they were, a torn last entry included")
     func refusedJournalIsLeftAlone() async throws {
         // Found by the fuzzer (Fuzz/): opening cut the torn entry from the
         // log before the engine refused an earlier entry.
-        let devices = Devices()
-        let directory = temporaryDirectory("refused")
-        do {
-            let (phone, _, _) = try await devices.engine(directory: directory)
+        var (devices, directory, log, text) = try await journalLeft { phone in
             try await phone.upload(Note(id: "pending", title: "not sent yet"))
         }
-        let log = directory.appendingPathComponent("log-1.jsonl")
-        var text = String(decoding: try Data(contentsOf: log), as: UTF8.self)
         // A whole entry whose record no longer reads as one, then a torn entry.
         let field = #""title":{"type":"STRING""#
         #expect(text.contains(field))
@@ -251,16 +261,11 @@ struct SyncEngineTests {
     func entryUnderAnotherName() async throws {
         // Found by the fuzzer: with two entries claiming one record, which
         // one the engine kept changed from one opening to the next.
-        let devices = Devices()
-        let directory = temporaryDirectory("misnamed")
-        do {
-            let (phone, _, _) = try await devices.engine(directory: directory)
+        let (devices, directory, log, text) = try await journalLeft { phone in
             try await phone.upload(Note(id: "first", title: "one"))
             try await phone.sync()
             try await phone.upload(Note(id: "first", title: "one, edited"))
         }
-        let log = directory.appendingPathComponent("log-1.jsonl")
-        let text = String(decoding: try Data(contentsOf: log), as: UTF8.self)
         for (entry, renamed) in [(#""save/first":"#, #""save/second":"#), (#""server/first":"#, #""server/second":"#)] {
             #expect(text.contains(entry))
             try Data(text.replacingOccurrences(of: entry, with: renamed).utf8).write(to: log)
@@ -281,14 +286,9 @@ struct SyncEngineTests {
 
     @Test("a journal key in another Unicode normalization than its record's name names the same record")
     func entryKeyInAnotherNormalization() async throws {
-        let devices = Devices()
-        let directory = temporaryDirectory("normalization")
-        do {
-            let (phone, _, _) = try await devices.engine(directory: directory)
+        let (devices, directory, log, text) = try await journalLeft { phone in
             try await phone.upload(Note(id: "caf\u{E9}", title: "composed"))
         }
-        let log = directory.appendingPathComponent("log-1.jsonl")
-        let text = String(decoding: try Data(contentsOf: log), as: UTF8.self)
         let composed = Array(#""save/caf\#u{E9}":"#.utf8)
         let decomposed = Array(#""save/cafe\#u{301}":"#.utf8)
         var bytes = Array(text.utf8)
