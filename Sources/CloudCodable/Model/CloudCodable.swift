@@ -18,6 +18,11 @@
 public protocol CloudCodable: Codable, Sendable {
     /// The model's identity, which becomes the record's name. It must be
     /// stable for the life of the model and unique among models of its type.
+    ///
+    /// For a `UUID` identity, make the model `Identifiable` and use the
+    /// default rather than returning `id.uuidString`: on Linux, Foundation's
+    /// `uuidString` takes about eight times as long as the default's
+    /// formatting, which is a fifth of the time of encoding a small record.
     var cloudIdentifier: String { get }
 
     /// What the server last said about this model's record: `nil` until the
