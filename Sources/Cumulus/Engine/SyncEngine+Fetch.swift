@@ -52,7 +52,9 @@ extension SyncEngine {
             for (entry, decoded) in zip(page.records, prepared) {
                 switch entry {
                 case .record(let record):
-                    seen.insert(record.recordName)
+                    // Only a refetch needs the names: hashing each one
+                    // was a tenth of applying a page.
+                    if refetching { seen.insert(record.recordName) }
                     try apply(fetched: record, decoded, &batch, &updated)
                 case .deleted(let name, _):
                     try apply(deletion: name, &batch, &deleted)
