@@ -229,6 +229,26 @@ struct SyncEngineTests {
         return (devices, directory, log, String(decoding: try Data(contentsOf: log), as: UTF8.self))
     }
 
+    @Test("models lists the replica by identifier: synced and pending together, edits in place, deletions left out")
+    func modelsInIdentifierOrder() async throws {
+        let (phone, _, _) = try await Devices().engine()
+        // Identifiers whose string order is not their numeric order ("n10" < "n2").
+        try await phone.upload(stride(from: 198, through: 0, by: -2).map { Note(id: "n\($0)", title: "synced") })
+        try await phone.sync()
+        try await phone.upload(stride(from: 199, through: 1, by: -2).map { Note(id: "n\($0)", title: "pending") })
+        var edited = try #require(await phone.model(withIdentifier: "n10"))
+        edited.title = "edited"
+        try await phone.upload(edited)
+        try await phone.delete(identifiers: ["n20", "n21"])
+
+        let models = await phone.models
+        let expected = (0..<200).map { "n\($0)" }.filter { $0 != "n20" && $0 != "n21" }.sorted()
+        #expect(models.map(\.id) == expected)
+        #expect(models.filter { $0.title == "edited" }.map(\.id) == ["n10"])
+        #expect(models.filter { $0.title == "pending" }.count == 99)
+        #expect(models.filter { $0.title == "synced" }.count == 98)
+    }
+
     @Test("an engine that refuses its journal leaves the files as they were, a torn last entry included")
     func refusedJournalIsLeftAlone() async throws {
         // Found by the fuzzer (Fuzz/): opening cut the torn entry from the
