@@ -22,7 +22,8 @@ public protocol CloudCodable: Codable, Sendable {
     /// For a `UUID` identity, make the model `Identifiable` and use the
     /// default rather than returning `id.uuidString`: on Linux, Foundation's
     /// `uuidString` takes about eight times as long as the default's
-    /// formatting, which is a fifth of the time of encoding a small record.
+    /// formatting, and for a small record that is about a fifth of the time
+    /// of encoding it.
     var cloudIdentifier: String { get }
 
     /// What the server last said about this model's record: `nil` until the
