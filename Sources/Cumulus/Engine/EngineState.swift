@@ -7,7 +7,8 @@ struct PendingChange: Sendable {
         /// Save this record; its metadata's change tag is the version the
         /// change was based on (`nil`: never synced, so create it).
         case save(Record)
-        /// Delete the record; `baseTag` is the version the deletion was based on.
+        /// Delete the record; `baseTag` is the version the deletion was
+        /// based on (`nil`: delete whatever the server holds).
         case delete(baseTag: String?)
     }
 
@@ -15,33 +16,78 @@ struct PendingChange: Sendable {
     /// Increases with every local change to the record, so that an
     /// acknowledgement of an older change does not clear a newer one.
     var generation: Int
+
+    /// The change tag of the version the change was based on.
+    var baseTag: String? {
+        switch kind {
+        case .save(let record): record.changeTag
+        case .delete(let baseTag): baseTag
+        }
+    }
+}
+
+/// A change that was sent and not answered: the server may or may not
+/// have applied it, so it is settled against the server, never assumed unsent.
+struct SentWrite: Sendable {
+    enum Kind: Sendable {
+        /// A save of this record (its fields are how the engine recognises
+        /// its own write when it comes back).
+        case save(Record)
+        case delete
+    }
+
+    var kind: Kind
+    /// The generation of the local change that was sent.
+    var generation: Int
+}
+
+/// A version of a record that a later one replaced, kept so that a merge of
+/// a model based on it has its true ancestor.
+struct EarlierVersion: Sendable {
+    var tag: String
+    /// The record as wire JSON.
+    var json: [UInt8]
 }
 
 /// What the engine keeps, and how it is spelled in the journal.
 ///
 /// Keys: `meta` (the user, the zone's sync token, whether the zone exists),
-/// `server/<name>` (the last server version of a record, the merge
-/// ancestor), `save/<name>` and `delete/<name>` (pending changes).
+/// `server/<name>` (the last server version of a record), `earlier/<name>`
+/// (earlier server versions, newest first, for merges), `save/<name>` and
+/// `delete/<name>` (pending changes), `sent/<name>` and `sentDelete/<name>`
+/// (a change sent and not answered: in doubt).
 enum JournalKeys {
     static let meta = "meta"
     static let serverPrefix = "server/"
+    static let earlierPrefix = "earlier/"
     static let savePrefix = "save/"
     static let deletePrefix = "delete/"
+    static let sentPrefix = "sent/"
+    static let sentDeletePrefix = "sentDelete/"
 
     static func server(_ name: String) -> String { serverPrefix + name }
+    static func earlier(_ name: String) -> String { earlierPrefix + name }
     static func save(_ name: String) -> String { savePrefix + name }
     static func delete(_ name: String) -> String { deletePrefix + name }
+    static func sent(_ name: String) -> String { sentPrefix + name }
+    static func sentDelete(_ name: String) -> String { sentDeletePrefix + name }
 }
 
 /// The engine's metadata document.
 struct EngineMeta: Sendable, Equatable {
+    /// Format 2 added the in-doubt and earlier-version documents; a format 1
+    /// journal simply has none.
+    static let format = 2
+
     var user: String?
     var syncToken: SyncToken?
     var zoneReady = false
 
     func json() -> [UInt8] {
         var writer = JSONWriter(capacity: 96)
-        writer.appendRaw("{\"format\":1,\"user\":")
+        writer.appendRaw("{\"format\":")
+        writer.appendInt(Int64(Self.format))
+        writer.appendRaw(",\"user\":")
         if let user { writer.appendString(user) } else { writer.appendRaw("null") }
         writer.appendRaw(",\"syncToken\":")
         if let syncToken { writer.appendString(syncToken.rawValue) } else { writer.appendRaw("null") }
@@ -66,7 +112,7 @@ struct EngineMeta: Sendable, Equatable {
             case ("user", .string(let user)): self.user = user
             case ("syncToken", .string(let token)): syncToken = SyncToken(rawValue: token)
             case ("zoneReady", .bool(let ready)): zoneReady = ready
-            case ("format", .number(let version)) where version != "1":
+            case ("format", .number(let version)) where version != "1" && version != "\(Self.format)":
                 throw JournalError(.unsupportedVersion, "engine metadata format \(version)")
             default: break
             }
@@ -92,5 +138,42 @@ enum DeleteDocument {
             if case .string(let tag) = member.value { return tag }
         }
         return nil
+    }
+}
+
+/// The earlier-versions document: a JSON array of wire records, newest first.
+enum EarlierDocument {
+    static func json(_ versions: [EarlierVersion]) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (index, version) in versions.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: version.json)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return bytes
+    }
+
+    static func versions(_ json: [UInt8], key: String) throws -> [EarlierVersion] {
+        var versions: [EarlierVersion] = []
+        do {
+            try json.withUnsafeBufferPointer { buffer in
+                var reader = RawJSONReader(buffer, from: 0, to: buffer.count)
+                try reader.expect(UInt8(ascii: "["))
+                if reader.consume(UInt8(ascii: "]")) { return }
+                repeat {
+                    let range = try reader.skipValue()
+                    let bytes = Array(buffer[range])
+                    let record = try WireFormat.decodeRecord(from: bytes)
+                    guard let tag = record.changeTag else {
+                        throw RawJSONReader.Failure(offset: range.lowerBound, message: "a version without a change tag")
+                    }
+                    versions.append(EarlierVersion(tag: tag, json: bytes))
+                } while reader.consume(UInt8(ascii: ","))
+                try reader.expect(UInt8(ascii: "]"))
+            }
+        } catch {
+            throw JournalError(.corrupted, "the journal entry \(key) is not a list of records: \(error)")
+        }
+        return versions
     }
 }

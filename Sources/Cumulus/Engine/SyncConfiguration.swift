@@ -23,15 +23,24 @@ public struct SyncConfiguration: Sendable {
     public var maximumConflictAttempts: Int
     /// The largest record the engine accepts, in bytes on the wire.
     public var sizeLimit: Int
+    /// How many earlier server versions of each record the journal keeps,
+    /// so that a model the app edited from one of them is merged with that
+    /// version as its ancestor (0 keeps none). A model based on an older
+    /// version is merged with `ancestor: nil`.
+    public var earlierVersionLimit: Int
     /// The clock for backoff and polling; tests pass a manual clock.
     public var clock: any Clock<Duration>
+    /// Returns a number in `0..<1` for the jitter of each backoff wait;
+    /// tests pass a seeded source so that every run waits the same.
+    public var random: @Sendable () -> Double
 
     /// Creates a configuration.
     public init(
         zoneName: String? = nil, automaticSync: Bool = true, pollInterval: Duration = .seconds(60),
         batchSize: Int = 200, fetchResultsLimit: Int? = nil, retryPolicy: RetryPolicy = RetryPolicy(),
         maximumConflictAttempts: Int = 5, sizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        clock: any Clock<Duration> = ContinuousClock()
+        earlierVersionLimit: Int = 4, clock: any Clock<Duration> = ContinuousClock(),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.zoneName = zoneName
         self.automaticSync = automaticSync
@@ -41,7 +50,9 @@ public struct SyncConfiguration: Sendable {
         self.retryPolicy = retryPolicy
         self.maximumConflictAttempts = max(1, maximumConflictAttempts)
         self.sizeLimit = sizeLimit
+        self.earlierVersionLimit = max(0, earlierVersionLimit)
         self.clock = clock
+        self.random = random
     }
 }
 
@@ -55,8 +66,10 @@ public struct RetryPolicy: Sendable, Hashable {
     public var multiplier: Double
     /// The share of each wait that is random (0 for none, 0.2 for ±20%).
     public var jitter: Double
-    /// How many attempts one sync makes before it gives up and reports the
-    /// failure; the changes stay in the journal for the next sync.
+    /// How many attempts in a row a failing sync makes, the first try
+    /// included, before it gives up and reports the failure (3: the first
+    /// try and two retries). Progress (a batch sent, a page fetched) starts
+    /// the count again. The changes stay in the journal for the next sync.
     public var maximumAttempts: Int
 
     /// Creates a policy.
@@ -80,8 +93,8 @@ struct Backoff {
 
     init(policy: RetryPolicy) { self.policy = policy }
 
-    /// Whether another attempt is allowed.
-    var canRetry: Bool { attempts < policy.maximumAttempts }
+    /// Whether another attempt is allowed: the first try counts as one.
+    var canRetry: Bool { attempts + 1 < policy.maximumAttempts }
 
     /// The wait before the next attempt: exponential, capped, jittered,
     /// and never shorter than what the server asked for.

@@ -13,130 +13,56 @@ extension SyncEngine {
     /// fetched again. The fetch returns once every page is durable.
     func fetchChanges() async throws {
         var writes = PipelinedWrites(journal: journal)
-        var token = meta.syncToken
-        var refetching = false
-        var seen = Set<String>()
-        var backoff = Backoff(policy: configuration.retryPolicy)
+        var token = replica.meta.syncToken
+        // The names seen, while refetching the whole zone after an expired token.
+        var seen: Set<String>?
         while true {
             let request = ZoneChangesRequest(
                 zoneID: zoneID, syncToken: token, resultsLimit: configuration.fetchResultsLimit)
-            let answers = try await withRetries { try await database.fetchZoneChanges([request]) }
-            guard let answer = answers.first else { return }
+            let answers = try await database.fetchZoneChanges([request])
+            guard let answer = answers.first else { return try await writes.finish() }
             let page: ZoneChanges
             switch answer {
             case .success(let changes):
                 page = changes
             case .failure(let error) where error.code == .zoneNotFound:
+                try await writes.finish()
                 try await recreateZone()
                 return
-            case .failure(let error) where error.code == .changeTokenExpired && !refetching:
+            case .failure(let error) where error.code == .changeTokenExpired && seen == nil:
                 // Fetch everything again; what the server no longer has is
                 // removed once the whole zone has been seen.
-                refetching = true
+                seen = []
                 token = nil
-                seen.removeAll()
                 eventBroadcaster.yield(.fullRefetch)
-                continue
-            case .failure(let error) where error.isTransient:
-                guard backoff.canRetry else { throw error }
-                try await pause(&backoff, error)
                 continue
             case .failure(let error):
                 throw error
             }
 
-            var batch = JournalBatch()
-            var updated: [Model] = []
-            var deleted: [String] = []
-            let prepared = try await Self.prepare(page.records)
-            for (entry, decoded) in zip(page.records, prepared) {
-                switch entry {
-                case .record(let record):
-                    // Only a refetch needs the names: hashing every one
-                    // was about a tenth of a large fetch's CPU time.
-                    if refetching { seen.insert(record.recordName) }
-                    try apply(fetched: record, decoded, &batch, &updated)
-                case .deleted(let name, _):
-                    try apply(deletion: name, &batch, &deleted)
-                case .failure:
-                    continue
-                }
+            let fetched = try await Self.prepare(page.records)
+            var effects = replica.applyFetched(page.records, fetched, seen: &seen)
+            if let seen, !page.moreComing { effects.append(replica.removeUnseen(seen)) }
+            if seen == nil || !page.moreComing {
+                effects.append(replica.updateMeta { $0.syncToken = page.syncToken })
             }
-            if refetching && !page.moreComing {
-                for name in serverVersions.keys where !seen.contains(name) && pending[name] == nil {
-                    try apply(deletion: name, &batch, &deleted)
-                }
-            }
-            if !refetching || !page.moreComing {
-                meta.syncToken = page.syncToken
-                batch.set(JournalKeys.meta, meta.json())
-            }
-            try await writes.enqueue(batch)
-            publish(updated: updated, deleted: deleted)
+            try await writes.enqueue(effects.journal)
+            report(effects)
+            madeProgress = true
             let stalled = page.records.isEmpty && page.syncToken == token
             token = page.syncToken
-            if !page.moreComing || stalled {
-                try await writes.finish()
-                return
-            }
+            if !page.moreComing || stalled { return try await writes.finish() }
         }
-    }
-
-    /// A record changed on the server. A local change waiting for it is
-    /// kept: sending it meets the new version as a conflict, which the
-    /// resolver settles against the ancestor this device last saw.
-    private func apply(
-        fetched record: Record, _ decoded: Decoded?, _ batch: inout JournalBatch, _ updated: inout [Model]
-    ) throws {
-        let name = record.recordName
-        guard pending[name] == nil, let decoded else { return }
-        let json = try decoded.json.get()
-        batch.set(JournalKeys.server(name), json)
-        var model: Model?
-        switch decoded.model {
-        case .success(let decodedModel):
-            model = decodedModel
-            updated.append(decodedModel)
-        case .failure(let error):
-            eventBroadcaster.yield(.undecodableRecord(recordName: name, reason: "\(error)"))
-        }
-        serverVersions[name] = ServerVersion(json: json, metadata: record.metadata, model: model)
-    }
-
-    /// A fetched record as the journal and the app want it.
-    struct Decoded: Sendable {
-        var json: Result<[UInt8], any Error>
-        var model: Result<Model, any Error>
     }
 
     /// Encodes and decodes a page's records on every core: the bulk of
     /// applying a page.
-    private static func prepare(_ entries: [RecordResult]) async throws -> [Decoded?] {
+    private static func prepare(_ entries: [RecordResult]) async throws -> [Replica<Model>.Fetched?] {
         try await parallelMap(entries, minimumCount: 64) { entry in
             guard case .record(let record) = entry else { return nil }
-            return Decoded(
+            return Replica<Model>.Fetched(
                 json: Result { try WireFormat.encode(record) },
                 model: Result { try RecordDecoder().decode(Model.self, from: record) })
-        }
-    }
-
-    /// A record was deleted on the server. A local edit waiting for it wins
-    /// and creates it again; a local deletion is done.
-    private func apply(deletion name: String, _ batch: inout JournalBatch, _ deleted: inout [String]) throws {
-        let wasKnown = serverVersions.removeValue(forKey: name) != nil
-        batch.remove(JournalKeys.server(name))
-        switch pending[name]?.kind {
-        case .save(var record)?:
-            record.metadata = nil
-            pending[name]?.kind = .save(record)
-            pendingModels[name]?.cloudMetadata = nil
-            batch.set(JournalKeys.save(name), try WireFormat.encode(record))
-        case .delete?:
-            clearPending(name)
-            batch.remove(JournalKeys.delete(name))
-            deleted.append(name)
-        case nil:
-            if wasKnown { deleted.append(name) }
         }
     }
 }

@@ -2,48 +2,135 @@ import CloudCodable
 import Foundation
 
 extension SyncEngine {
+    /// How one pass of a run ended.
+    enum PassOutcome: Sendable {
+        /// Everything pending was sent and the zone's changes fetched.
+        case caughtUp
+        /// Another user signed in and the replica was cleared: start again at once.
+        case restart
+        /// A transient failure: pass again after a wait.
+        case retry(CloudError, progressed: Bool)
+    }
+
+    /// Another user is signed in than the one the replica belongs to.
+    struct AccountSwitched: Error {}
+
     /// Sends every pending change, fetches the zone's changes, and returns
     /// when this device is caught up with the server.
     ///
-    /// Transient failures are retried with backoff on the configured clock.
-    /// Records the server refuses for good are reported through ``events``
-    /// and do not make this throw.
+    /// Transient failures are retried with backoff on the configured clock;
+    /// each retry starts from what is pending at that moment. Records the
+    /// server refuses for good are reported through ``events`` and do not
+    /// make this throw.
     ///
     /// - Throws: ``CloudError`` when the server cannot be used (no account,
     ///   retries exhausted, a request refused as a whole); the pending
-    ///   changes stay in the journal.
+    ///   changes stay in the journal. ``SyncEngineError`` when the engine
+    ///   was closed; `CancellationError` when it was closed during the sync.
     public func sync() async throws {
+        try checkOpen()
         // One run at a time; a call waits for the run under way and then
         // makes its own, so it sees everything up to the moment it was made.
         while let running = currentRun {
             _ = try? await running.value
-            // The run's own caller may not have resumed yet to clear it;
-            // awaiting a finished task again would spin on the actor.
             if currentRun == running { currentRun = nil }
+            try checkOpen()
         }
-        let run = Task { try await self.performRun() }
-        currentRun = run
-        defer {
-            if currentRun == run { currentRun = nil }
-            // A request that arrived after the run's last round starts another.
-            if rerunRequested && configuration.automaticSync {
-                rerunRequested = false
-                requestAutomaticSync()
-            }
-        }
-        try await run.value
+        try await startRun().value
     }
 
     /// Asks for a run soon, without waiting: after uploads, notifications
     /// and polls of an automatic engine.
     func requestAutomaticSync() {
-        guard configuration.automaticSync else { return }
+        guard configuration.automaticSync, !isClosed else { return }
         if currentRun != nil {
             rerunRequested = true
             return
         }
-        backgroundTasks.removeAll { $0.isCancelled }
-        Task { [weak self] in try? await self?.sync() }
+        _ = startRun()
+    }
+
+    /// Starts a run: passes until caught up, with a backoff wait after a
+    /// pass that met a transient failure. The run holds the engine only
+    /// while a pass is under way, never while it waits, so an engine that
+    /// is let go stops at its next step instead of syncing on.
+    private func startRun() -> Task<Void, any Error> {
+        runCounter += 1
+        let id = runCounter
+        let clock = configuration.clock
+        let random = configuration.random
+        let policy = configuration.retryPolicy
+        let run = Task { [weak self] in
+            self?.eventBroadcaster.yield(.syncStarted)
+            var backoff = Backoff(policy: policy)
+            while true {
+                let outcome: PassOutcome
+                do {
+                    try Task.checkCancellation()
+                    guard let result = try await self?.pass() else { throw CancellationError() }
+                    outcome = result
+                } catch {
+                    await self?.runEnded(id, failure: error)
+                    throw error
+                }
+                switch outcome {
+                case .caughtUp:
+                    await self?.runEnded(id, failure: nil)
+                    return
+                case .restart:
+                    continue
+                case .retry(let error, let progressed):
+                    if progressed { backoff.reset() }
+                    guard backoff.canRetry else {
+                        await self?.runEnded(id, failure: error)
+                        throw error
+                    }
+                    let delay = backoff.nextDelay(retryAfter: error.retryAfter, random: random())
+                    self?.eventBroadcaster.yield(.retryScheduled(delay: delay, error: error))
+                    do {
+                        try await clock.sleep(for: delay)
+                    } catch {
+                        await self?.runEnded(id, failure: error)
+                        throw error
+                    }
+                }
+            }
+        }
+        currentRun = run
+        return run
+    }
+
+    /// Reports the end of run `id`, and starts another when one was asked for meanwhile.
+    private func runEnded(_ id: Int, failure: (any Error)?) {
+        if let failure { eventBroadcaster.yield(.syncFailed(reason: "\(failure)")) }
+        eventBroadcaster.yield(.syncFinished(pending: replica.pending.count))
+        guard runCounter == id else { return }
+        currentRun = nil
+        if rerunRequested && configuration.automaticSync && !isClosed {
+            rerunRequested = false
+            _ = startRun()
+        }
+    }
+
+    /// One pass: check the account, make sure the zone exists, send, fetch,
+    /// send what the fetch's conflicts left, until no new request came.
+    private func pass() async throws -> PassOutcome {
+        madeProgress = false
+        do {
+            repeat {
+                rerunRequested = false
+                try await checkAccount()
+                try await ensureZone()
+                try await sendPending()
+                try await fetchChanges()
+                try await sendPending()
+            } while rerunRequested
+            return .caughtUp
+        } catch is AccountSwitched {
+            return .restart
+        } catch let error as CloudError where error.isTransient {
+            return .retry(error, progressed: madeProgress)
+        }
     }
 
     func startAutomaticSync() {
@@ -74,62 +161,6 @@ extension SyncEngine {
         }
     }
 
-    private func performRun() async throws {
-        eventBroadcaster.yield(.syncStarted)
-        do {
-            repeat {
-                rerunRequested = false
-                try await checkAccount()
-                try await ensureZone()
-                try await sendPending()
-                try await fetchChanges()
-                try await sendPending()
-            } while rerunRequested
-        } catch {
-            eventBroadcaster.yield(.syncFailed(reason: "\(error)"))
-            eventBroadcaster.yield(.syncFinished(pending: pending.count))
-            throw error
-        }
-        eventBroadcaster.yield(.syncFinished(pending: pending.count))
-    }
-
-    // MARK: Retries
-
-    /// Runs a request, retrying transient failures with exponential backoff
-    /// (honouring the server's `retryAfter`) until the policy's attempts run out.
-    func withRetries<T: Sendable>(_ request: () async throws -> T) async throws -> T {
-        var backoff = Backoff(policy: configuration.retryPolicy)
-        while true {
-            do {
-                return try await request()
-            } catch let error as CloudError where error.isTransient {
-                guard backoff.canRetry else { throw error }
-                try await pause(&backoff, error)
-            }
-        }
-    }
-
-    /// Waits the backoff's next delay and reports it.
-    func pause(_ backoff: inout Backoff, _ error: CloudError) async throws {
-        let delay = backoff.nextDelay(retryAfter: error.retryAfter, random: Double.random(in: 0..<1))
-        eventBroadcaster.yield(.retryScheduled(delay: delay, error: error))
-        try await configuration.clock.sleep(for: delay)
-    }
-
-    // MARK: Journal
-
-    /// Makes `batch` durable. State changes were made before the call, in
-    /// the same order the journal writes them.
-    func commit(_ batch: JournalBatch) async throws {
-        guard !batch.isEmpty else { return }
-        try await journal.enqueue(batch).durable()
-    }
-
-    func publish(updated: [Model], deleted: [String]) {
-        if !updated.isEmpty { changeBroadcaster.yield(.updated(updated)) }
-        if !deleted.isEmpty { changeBroadcaster.yield(.deleted(deleted)) }
-    }
-
     // MARK: Account
 
     func setStatus(_ status: AccountStatus) {
@@ -138,12 +169,15 @@ extension SyncEngine {
         statusBroadcaster.yield(status)
     }
 
-    /// Finds out who is signed in; a different user than the journal's
-    /// clears the previous user's data after reporting it.
+    /// Finds out who is signed in. Done at the start of every pass, before
+    /// every request that carries data and before any recovery, so that
+    /// nothing of one user's replica is ever sent to another user's
+    /// database. A different user than the replica's clears the previous
+    /// user's data after reporting it, and throws ``AccountSwitched``.
     func checkAccount() async throws {
         let user: UserIdentity
         do {
-            user = try await withRetries { try await database.currentUser() }
+            user = try await database.currentUser()
         } catch let error as CloudError {
             switch error.code {
             case .authenticationRequired, .authenticationFailed: setStatus(.noAccount)
@@ -152,93 +186,35 @@ extension SyncEngine {
             }
             throw error
         }
-        if meta.user == nil {
-            meta.user = user.userRecordName
-            var batch = JournalBatch()
-            batch.set(JournalKeys.meta, meta.json())
-            try await commit(batch)
-        } else if meta.user != user.userRecordName {
-            try await switchAccount(to: user.userRecordName)
-        }
         setStatus(.available)
-    }
-
-    private func switchAccount(to user: String) async throws {
-        let previous = meta.user
-        let discarded = pending.keys.sorted()
-        let vanished = Set(serverVersions.keys).union(pendingModels.keys).sorted()
-        var batch = JournalBatch()
-        for name in serverVersions.keys { batch.remove(JournalKeys.server(name)) }
-        for (name, change) in pending {
-            switch change.kind {
-            case .save: batch.remove(JournalKeys.save(name))
-            case .delete: batch.remove(JournalKeys.delete(name))
-            }
+        guard let owner = replica.meta.user else {
+            try await carryOut(replica.updateMeta { $0.user = user.userRecordName })
+            return
         }
-        meta = EngineMeta(user: user)
-        batch.set(JournalKeys.meta, meta.json())
-        serverVersions.removeAll()
-        pending.removeAll()
-        pendingModels.removeAll()
-        refused.removeAll()
-        conflictAttempts.removeAll()
-        try await commit(batch)
-        eventBroadcaster.yield(.accountChanged(previousUser: previous, newUser: user, discardedChanges: discarded))
-        publish(updated: [], deleted: vanished)
+        guard owner != user.userRecordName else { return }
+        try await carryOut(replica.switchAccount(to: user.userRecordName))
+        throw AccountSwitched()
     }
 
     // MARK: Zone
 
     /// Creates the engine's zone and its subscription the first time.
     func ensureZone() async throws {
-        guard !meta.zoneReady else { return }
-        let results = try await withRetries { try await database.modifyZones([.create(zoneID)]) }
+        guard !replica.meta.zoneReady else { return }
+        let results = try await database.modifyZones([.create(zoneID)])
         if case .failure(let error)? = results.first { throw error }
         let subscription = Subscription(subscriptionID: "cumulus.\(zoneID.zoneName)", zoneID: zoneID)
         // Notifications are a convenience; polling covers a failure here.
-        _ = try? await withRetries { try await database.modifySubscriptions([.save(subscription)]) }
-        meta.zoneReady = true
-        var batch = JournalBatch()
-        batch.set(JournalKeys.meta, meta.json())
-        try await commit(batch)
+        _ = try? await database.modifySubscriptions([.save(subscription)])
+        try await carryOut(replica.updateMeta { $0.zoneReady = true })
     }
 
-    /// The zone vanished from the server: create it again and queue every
-    /// local record to be sent again.
+    /// The zone vanished from the server: once the account is known to be
+    /// still the replica's, create it again and queue every local record to
+    /// be sent again.
     func recreateZone() async throws {
-        var batch = JournalBatch()
-        for (name, version) in serverVersions where pending[name] == nil {
-            var fresh = try version.record()
-            fresh.metadata = nil
-            setPending(name, .save(fresh))
-            pendingModels[name] = version.model.map { model in
-                var model = model
-                model.cloudMetadata = nil
-                return model
-            }
-            batch.set(JournalKeys.save(name), try WireFormat.encode(fresh))
-        }
-        for (name, change) in pending {
-            switch change.kind {
-            case .save(var record) where record.metadata != nil:
-                record.metadata = nil
-                pending[name]?.kind = .save(record)
-                pendingModels[name]?.cloudMetadata = nil
-                batch.set(JournalKeys.save(name), try WireFormat.encode(record))
-            case .delete:
-                // Nothing left on the server to delete.
-                clearPending(name)
-                batch.remove(JournalKeys.delete(name))
-            default: break
-            }
-        }
-        for name in serverVersions.keys { batch.remove(JournalKeys.server(name)) }
-        serverVersions.removeAll()
-        meta.zoneReady = false
-        meta.syncToken = nil
-        batch.set(JournalKeys.meta, meta.json())
-        try await commit(batch)
-        eventBroadcaster.yield(.zoneRecreated)
+        try await checkAccount()
+        try await carryOut(replica.zoneMissing())
         try await ensureZone()
     }
 }

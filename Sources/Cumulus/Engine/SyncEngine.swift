@@ -29,20 +29,9 @@ public actor SyncEngine<Model: CloudCodable> {
     /// The zone of the private database this engine syncs.
     public nonisolated let zoneID: ZoneID
     let journal: Journal
-    let encoder: RecordEncoder
-    let decoder = RecordDecoder()
 
-    // The replica and the pending changes, mirrored in the journal.
-    var meta: EngineMeta
-    /// The last server version of each record: the ancestor of merges.
-    var serverVersions: [String: ServerVersion<Model>] = [:]
-    var pending: [String: PendingChange] = [:]
-    /// The models of pending saves, as the app handed them over.
-    var pendingModels: [String: Model] = [:]
-    var generationCounter = 0
-    var conflictAttempts: [String: Int] = [:]
-    /// Records the server refused for good, not sent again until changed locally.
-    var refused: [String: CloudError] = [:]
+    /// The records and the pending changes, and every decision about them.
+    var replica: Replica<Model>
 
     let changeBroadcaster = Broadcaster<ModelChange<Model>>()
     let statusBroadcaster = Broadcaster<AccountStatus>(replaysLatest: true)
@@ -50,14 +39,24 @@ public actor SyncEngine<Model: CloudCodable> {
     var lastStatus: AccountStatus?
 
     var currentRun: Task<Void, any Error>?
+    var runCounter = 0
     var rerunRequested = false
+    /// Whether a pass of the current run sent a batch or applied a page,
+    /// which starts the count of attempts again.
+    var madeProgress = false
     var backgroundTasks: [Task<Void, Never>] = []
+    var isClosed = false
 
     /// Opens the engine whose journal lives in `directory` (created if
     /// missing) and, with automatic sync, starts syncing.
     ///
-    /// - Throws: ``JournalError`` when the journal is damaged; the files
-    ///   are left as they were.
+    /// One engine at a time may use a directory: it holds an advisory lock
+    /// on it until ``close()`` (or until it is released), and the operating
+    /// system releases the lock if the process dies.
+    ///
+    /// - Throws: ``JournalError`` when the journal is damaged (the files
+    ///   are left as they were), or with code `inUse` when another engine,
+    ///   in this process or another, has the directory open.
     public init(database: any CloudDatabase, directory: URL, configuration: SyncConfiguration = .init())
         async throws
     {
@@ -65,10 +64,13 @@ public actor SyncEngine<Model: CloudCodable> {
         self.configuration = configuration
         let zoneID = ZoneID(zoneName: configuration.zoneName ?? Model.cloudRecordType)
         self.zoneID = zoneID
-        encoder = RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID)
+        let settings = Replica<Model>.Settings(
+            zoneID: zoneID, encoder: RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID),
+            maximumConflictAttempts: configuration.maximumConflictAttempts,
+            earlierVersionLimit: configuration.earlierVersionLimit)
         journal = try Journal(directory: directory)
-        meta = EngineMeta()
-        try await load(journal.takeLoadedDocuments())
+        replica = Replica(settings: settings)
+        replica = try await Replica.load(journal.takeLoadedDocuments(), settings: settings)
         // Only now that the documents are accepted may opening change the files.
         try journal.finishOpening()
         if configuration.automaticSync { startAutomaticSync() }
@@ -76,15 +78,45 @@ public actor SyncEngine<Model: CloudCodable> {
 
     deinit {
         for task in backgroundTasks { task.cancel() }
+        currentRun?.cancel()
         changeBroadcaster.finish()
         statusBroadcaster.finish()
         eventBroadcaster.finish()
     }
 
+    /// Stops the engine: cancels the sync under way and the timers and
+    /// notification listeners of automatic sync, waits until the journal has
+    /// written everything queued, and releases the directory, which can be
+    /// opened again at once. Calls that change anything then throw
+    /// ``SyncEngineError`` with code `closed`; closing again does nothing.
+    ///
+    /// A change that was being sent when the sync was cancelled is in doubt
+    /// in the journal, and the next engine settles it against the server.
+    public func close() async {
+        guard !isClosed else { return }
+        isClosed = true
+        for task in backgroundTasks { task.cancel() }
+        backgroundTasks.removeAll()
+        while let run = currentRun {
+            run.cancel()
+            _ = try? await run.value
+            if currentRun == run { currentRun = nil }
+        }
+        await journal.close()
+        changeBroadcaster.finish()
+        statusBroadcaster.finish()
+        eventBroadcaster.finish()
+    }
+
+    func checkOpen() throws {
+        guard !isClosed else { throw SyncEngineError(.closed, "the engine was closed") }
+    }
+
     // MARK: Streams
 
     /// Confirmed changes to models: each read is a new subscriber that sees
-    /// every change from then on.
+    /// every change from then on, each once, in the order the engine applied
+    /// them (see ``ModelChange``).
     public nonisolated var changes: AsyncStream<ModelChange<Model>> { changeBroadcaster.subscribe() }
 
     /// The account's status: each read is a new subscriber that first gets
@@ -99,22 +131,21 @@ public actor SyncEngine<Model: CloudCodable> {
     /// Every model as this device knows it: local changes not yet sent
     /// included, local deletions excluded. Ordered by identifier.
     public var models: [Model] {
-        let capacity = serverVersions.count + pendingModels.count
+        let capacity = replica.server.count + replica.pendingModels.count
         var found: [Model] = []
         found.reserveCapacity(capacity)
         // Names and positions are sorted rather than (name, model) pairs:
-        // inside the generic engine, every move of a pair goes through the
-        // model type's value witnesses, which made the sort about five
-        // sixths of what this cost on a large replica.
+        // inside the generic engine every move of a pair goes through the
+        // model type's value witnesses.
         var order: [(name: String, position: Int)] = []
         order.reserveCapacity(capacity)
-        for (name, version) in serverVersions where pending[name] == nil {
+        for (name, version) in replica.server where replica.pending[name] == nil {
             if let model = version.model {
                 order.append((name, found.count))
                 found.append(model)
             }
         }
-        for (name, model) in pendingModels {
+        for (name, model) in replica.pendingModels {
             order.append((name, found.count))
             found.append(model)
         }
@@ -123,12 +154,11 @@ public actor SyncEngine<Model: CloudCodable> {
     }
 
     /// The model with this identifier as this device knows it, or `nil`.
+    ///
+    /// Edit this copy (or the latest one from ``changes``): an upload is an
+    /// edit of the version its ``CloudCodable/cloudMetadata`` names.
     public func model(withIdentifier identifier: String) -> Model? {
-        if let change = pending[identifier] {
-            if case .delete = change.kind { return nil }
-            return pendingModels[identifier]
-        }
-        return serverVersions[identifier]?.model
+        replica.model(named: identifier)
     }
 
     /// The number of `fsync` calls the engine's journal has made since the
@@ -136,11 +166,11 @@ public actor SyncEngine<Model: CloudCodable> {
     public nonisolated var journalSyncCount: Int { journal.syncCount }
 
     /// The number of local changes the server has not acknowledged.
-    public var pendingChangeCount: Int { pending.count }
+    public var pendingChangeCount: Int { replica.pending.count }
 
     /// The identifiers of records the server refused for good, with why.
     /// They stay in the journal until the app uploads or deletes them again.
-    public var refusedChanges: [String: CloudError] { refused }
+    public var refusedChanges: [String: CloudError] { replica.refused }
 
     // MARK: Local changes
 
@@ -150,38 +180,27 @@ public actor SyncEngine<Model: CloudCodable> {
     }
 
     /// Queues models for upload and returns once the change is durable in
-    /// the journal. A later upload of the same model before it was sent
-    /// replaces the queued one.
+    /// the journal.
+    ///
+    /// Each model is an edit of the version its ``CloudCodable/cloudMetadata``
+    /// names (`nil`: a new model). When this device already holds a newer
+    /// version (another device's edit that a fetch brought, or a queued
+    /// change based on another version), the model's resolver merges the
+    /// two at once, with the version the model was based on as the
+    /// ancestor. A later upload based on the same version as a queued
+    /// change replaces it, so that an edit undone before it was sent stays
+    /// undone.
     ///
     /// - Throws: ``RecordTooLargeError`` for a record over the size limit,
     ///   or an `EncodingError`, before anything is queued;
-    ///   ``JournalError`` when the journal cannot be written.
+    ///   ``JournalError`` when the journal cannot be written;
+    ///   ``SyncEngineError`` when the engine was closed.
     public func upload(_ models: [Model]) async throws {
-        var prepared: [(name: String, record: Record, model: Model)] = []
-        prepared.reserveCapacity(models.count)
-        for var model in models {
-            var record = try encoder.encode(model)
-            if record.metadata == nil { record.metadata = serverVersions[record.recordName]?.metadata }
-            record.zoneID = zoneID
-            record.metadata?.zoneID = zoneID
-            model.cloudMetadata = record.metadata
-            prepared.append((record.recordName, record, model))
-        }
-        guard !prepared.isEmpty else { return }
-        var batch = JournalBatch()
-        for item in prepared {
-            batch.set(JournalKeys.save(item.name), try WireFormat.encode(item.record))
-            batch.remove(JournalKeys.delete(item.name))
-        }
-        // State changes and the journal's queue follow call order; the
-        // caller returns only once the batch is on disk.
-        let ticket = journal.enqueue(batch)
-        for item in prepared {
-            setPending(item.name, .save(item.record))
-            pendingModels[item.name] = item.model
-        }
-        try await ticket.durable()
-        eventBroadcaster.yield(.pendingChanges(pending.count))
+        try checkOpen()
+        let uploads = try replica.prepare(models)
+        guard !uploads.isEmpty else { return }
+        try await carryOut(replica.upload(uploads))
+        eventBroadcaster.yield(.pendingChanges(replica.pending.count))
         requestAutomaticSync()
     }
 
@@ -191,116 +210,34 @@ public actor SyncEngine<Model: CloudCodable> {
     }
 
     /// Queues the models with these identifiers for deletion and returns
-    /// once that is durable. Deleting a model that was never sent just
-    /// cancels its queued upload.
+    /// once that is durable. Deleting a model that never reached the server
+    /// just cancels its queued upload; one whose upload was sent and not
+    /// answered is deleted on the server in case the upload arrived.
+    ///
+    /// - Throws: ``JournalError`` when the journal cannot be written;
+    ///   ``SyncEngineError`` when the engine was closed.
     public func delete(identifiers: [String]) async throws {
+        try checkOpen()
         guard !identifiers.isEmpty else { return }
-        var batch = JournalBatch()
-        var actions: [(String, PendingChange.Kind?)] = []
-        for name in identifiers {
-            let knownTag = serverVersions[name]?.metadata?.changeTag ?? pendingSaveBaseTag(name)
-            batch.remove(JournalKeys.save(name))
-            if serverVersions[name] == nil, knownTag == nil, pending[name] != nil {
-                // Never reached the server: cancelling the upload is the deletion.
-                batch.remove(JournalKeys.delete(name))
-                actions.append((name, nil))
-            } else {
-                batch.set(JournalKeys.delete(name), DeleteDocument.json(baseTag: knownTag))
-                actions.append((name, .delete(baseTag: knownTag)))
-            }
-        }
-        let ticket = journal.enqueue(batch)
-        for (name, kind) in actions {
-            pendingModels[name] = nil
-            if let kind { setPending(name, kind) } else { clearPending(name) }
-        }
-        try await ticket.durable()
-        eventBroadcaster.yield(.pendingChanges(pending.count))
+        try await carryOut(replica.delete(identifiers))
+        eventBroadcaster.yield(.pendingChanges(replica.pending.count))
         requestAutomaticSync()
     }
 
-    func setPending(_ name: String, _ kind: PendingChange.Kind) {
-        generationCounter += 1
-        pending[name] = PendingChange(kind: kind, generation: generationCounter)
-        refused[name] = nil
-        conflictAttempts[name] = nil
+    // MARK: Carrying out
+
+    /// Makes a decision's journal batch durable, then reports its events
+    /// and publishes its changes. The replica changed before the call, in
+    /// the same order as the journal writes the batches.
+    func carryOut(_ effects: ReplicaEffects<Model>) async throws {
+        if !effects.journal.isEmpty { try await journal.enqueue(effects.journal).durable() }
+        report(effects)
     }
 
-    func clearPending(_ name: String) {
-        pending[name] = nil
-        pendingModels[name] = nil
-        refused[name] = nil
-        conflictAttempts[name] = nil
-    }
-
-    func pendingSaveBaseTag(_ name: String) -> String? {
-        if case .save(let record)? = pending[name]?.kind { return record.changeTag }
-        return nil
-    }
-
-    // MARK: Loading
-
-    /// Rebuilds the replica and the pending changes from the journal's
-    /// documents. Records and models are decoded on every core: this is
-    /// what re-opening a large replica costs.
-    private func load(_ documents: [String: [UInt8]]) async throws {
-        var serverDocuments: [(key: String, json: [UInt8])] = []
-        var saveDocuments: [(key: String, json: [UInt8])] = []
-        serverDocuments.reserveCapacity(documents.count)
-        for (key, value) in documents {
-            if key == JournalKeys.meta {
-                meta = try EngineMeta(json: value)
-            } else if key.hasPrefix(JournalKeys.serverPrefix) {
-                serverDocuments.append((key, value))
-            } else if key.hasPrefix(JournalKeys.savePrefix) {
-                saveDocuments.append((key, value))
-            } else if key.hasPrefix(JournalKeys.deletePrefix) {
-                let name = String(key.dropFirst(JournalKeys.deletePrefix.count))
-                generationCounter += 1
-                pending[name] = PendingChange(
-                    kind: .delete(baseTag: try DeleteDocument.baseTag(value)), generation: generationCounter)
-            }
-        }
-
-        // A server version that does not decode as a model stays in the
-        // replica as a record (the sync reports it); a pending save was
-        // written by this engine from a model, so it must decode. Records
-        // are dropped as soon as their models are made, on the workers.
-        let servers = try await parallelMap(serverDocuments, minimumCount: 4_096) { document in
-            let record = try Self.journalRecord(document, prefix: JournalKeys.serverPrefix)
-            let model = try? RecordDecoder().decode(Model.self, from: record)
-            return (record.recordName, ServerVersion(json: document.json, metadata: record.metadata, model: model))
-        }
-        serverVersions.reserveCapacity(servers.count)
-        for (name, version) in servers { serverVersions[name] = version }
-        let saves = try await parallelMap(saveDocuments, minimumCount: 4_096) { document in
-            let record = try Self.journalRecord(document, prefix: JournalKeys.savePrefix)
-            return (record, try RecordDecoder().decode(Model.self, from: record))
-        }
-        for (record, model) in saves {
-            generationCounter += 1
-            pending[record.recordName] = PendingChange(kind: .save(record), generation: generationCounter)
-            pendingModels[record.recordName] = model
-        }
-    }
-
-    /// The record of a journal entry whose key is `prefix` and the record's
-    /// name. An entry that holds another record than its key names is
-    /// damage: two entries could then claim one record, and which of them
-    /// won would depend on the order a dictionary happens to list them in.
-    private static func journalRecord(_ document: (key: String, json: [UInt8]), prefix: String) throws -> Record {
-        let record: Record
-        do {
-            record = try WireFormat.decodeRecord(from: document.json)
-        } catch {
-            throw JournalError(.corrupted, "the journal entry \(document.key) is not a record: \(error)")
-        }
-        // Compared as strings, as the engine's tables compare names: a name
-        // the server spelled in another Unicode normalization is the same.
-        guard document.key.dropFirst(prefix.count) == record.recordName else {
-            throw JournalError(
-                .corrupted, "the journal entry \(document.key) holds the record '\(record.recordName)'")
-        }
-        return record
+    /// Reports a decision's events and publishes its changes.
+    func report(_ effects: ReplicaEffects<Model>) {
+        for event in effects.events { eventBroadcaster.yield(event) }
+        if !effects.updated.isEmpty { changeBroadcaster.yield(.updated(effects.updated)) }
+        if !effects.deleted.isEmpty { changeBroadcaster.yield(.deleted(effects.deleted)) }
     }
 }

@@ -1,6 +1,12 @@
 import CloudCodable
 
 /// A change to models of the engine's type, as the server confirms it.
+///
+/// Each change reaches each reader of ``SyncEngine/changes`` at most once,
+/// in the order the engine applied it: an acknowledged upload comes once,
+/// and its own write coming back in a later fetch is not delivered again.
+/// A change made while nobody reads is not replayed to later readers: read
+/// ``SyncEngine/models`` when you start reading.
 public enum ModelChange<Model: Sendable>: Sendable {
     /// These models were created or changed (on this device and acknowledged
     /// by the server, or on another device and fetched).
@@ -25,8 +31,15 @@ public enum SyncEvent: Sendable, Hashable {
     case syncFinished(pending: Int)
     /// The number of local changes not yet acknowledged changed.
     case pendingChanges(Int)
-    /// The server held a newer version of a record than the local change was based on.
+    /// The replica or the server held a newer version of a record than the
+    /// local change was based on, and the model's resolver settled it.
     case conflict(recordName: String, resolution: Resolution)
+    /// A conflict was resolved with `ancestor: nil`: the version the local
+    /// change was based on is not known (a model without metadata for a
+    /// record that exists, or one older than the earlier versions the
+    /// engine keeps; see ``SyncConfiguration/earlierVersionLimit``). The
+    /// default merge then keeps every field of the local change.
+    case mergedWithoutAncestor(recordName: String)
     /// A transient failure; the engine tries again after `delay`.
     case retryScheduled(delay: Duration, error: CloudError)
     /// A record the server refuses and retrying cannot fix (quota, a

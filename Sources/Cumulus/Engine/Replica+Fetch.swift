@@ -1,0 +1,141 @@
+import CloudCodable
+
+extension Replica {
+    /// A fetched record as the journal and the app want it, made on the workers.
+    struct Fetched: Sendable {
+        var json: Result<[UInt8], any Error>
+        var model: Result<Model, any Error>
+    }
+
+    /// Applies a page of the zone's changes.
+    ///
+    /// A record with a local change waiting is left for the send to meet
+    /// as a conflict, unless it is this device's own write in doubt, which
+    /// it acknowledges. A version this replica already holds (an
+    /// acknowledged write coming back) changes nothing and is not published
+    /// again. With `seen` (a refetch after an expired token), the names are
+    /// collected so that what the server no longer has can be removed.
+    mutating func applyFetched(
+        _ entries: [RecordResult], _ fetched: [Fetched?], seen: inout Set<String>?
+    ) -> Effects {
+        var effects = Effects()
+        for (entry, prepared) in zip(entries, fetched) {
+            switch entry {
+            case .record(let record):
+                let name = record.recordName
+                seen?.insert(name)
+                guard let prepared else { continue }
+                do {
+                    try apply(fetched: record, prepared, &effects)
+                } catch {
+                    effects.events.append(.undecodableRecord(recordName: name, reason: "\(error)"))
+                }
+            case .deleted(let name, _):
+                applyDeletion(name, &effects)
+            case .failure:
+                continue
+            }
+        }
+        return effects
+    }
+
+    private mutating func apply(fetched record: Record, _ prepared: Fetched, _ effects: inout Effects) throws {
+        let name = record.recordName
+        if pending[name] != nil {
+            if let sent = inDoubt[name], case .save(let sentRecord) = sent.kind,
+                Self.sameContent(sentRecord, record)
+            {
+                try acknowledge(
+                    name, record, generation: sent.generation, json: try prepared.json.get(),
+                    model: prepared.model, &effects)
+            }
+            return
+        }
+        if let tag = record.changeTag, server[name]?.metadata?.changeTag == tag { return }
+        let model = try setServer(
+            name, record, json: try prepared.json.get(), model: prepared.model, &effects)
+        if let model { effects.updated.append(model) }
+    }
+
+    /// A record was deleted on the server. A local edit waiting for it wins
+    /// and creates it again; a local deletion is done.
+    mutating func applyDeletion(_ name: String, _ effects: inout Effects) {
+        let wasKnown = server[name] != nil
+        removeServer(name, &effects)
+        settle(name, &effects)
+        switch pending[name]?.kind {
+        case .save?:
+            rebasePending(name, on: nil, &effects)
+        case .delete?:
+            clearPending(name, &effects)
+            effects.deleted.append(name)
+        case nil:
+            if wasKnown { effects.deleted.append(name) }
+        }
+    }
+
+    /// After a whole refetch: removes the records the server no longer has.
+    mutating func removeUnseen(_ seen: Set<String>) -> Effects {
+        var effects = Effects()
+        for name in server.keys where !seen.contains(name) && pending[name] == nil {
+            applyDeletion(name, &effects)
+        }
+        return effects
+    }
+
+    /// The zone vanished from the server (the caller has checked that the
+    /// account is still the one the replica belongs to): every local
+    /// record is queued to be created again, pending deletions are done,
+    /// and nothing is in doubt any more.
+    mutating func zoneMissing() -> Effects {
+        var effects = Effects()
+        for (name, version) in server where pending[name] == nil {
+            guard var fresh = try? version.record() else {
+                preconditionFailure("Internal inconsistency: a server version's JSON does not parse")
+            }
+            fresh.metadata = nil
+            let model = version.model.map { model in
+                var model = model
+                model.cloudMetadata = nil
+                return model
+            }
+            setPending(name, .save(fresh), model: model, &effects)
+        }
+        for (name, change) in pending {
+            settle(name, &effects)
+            switch change.kind {
+            case .save(let record) where record.metadata != nil:
+                rebasePending(name, on: nil, &effects)
+            case .delete:
+                // Nothing is left on the server to delete.
+                clearPending(name, &effects)
+            default:
+                break
+            }
+        }
+        for name in Array(server.keys) { removeServer(name, &effects) }
+        effects.append(updateMeta { $0 = EngineMeta(user: $0.user) })
+        effects.events.append(.zoneRecreated)
+        return effects
+    }
+
+    /// Another user signed in: the previous user's data is cleared from
+    /// the replica and the journal, after reporting what is discarded.
+    mutating func switchAccount(to user: String) -> Effects {
+        var effects = Effects()
+        let previous = meta.user
+        let discarded = pending.keys.sorted()
+        let vanished = Set(server.keys).union(pendingModels.keys).sorted()
+        for name in Array(pending.keys) {
+            settle(name, &effects)
+            clearPending(name, &effects)
+        }
+        for name in Array(server.keys) { removeServer(name, &effects) }
+        for name in Array(inDoubt.keys) { settle(name, &effects) }
+        refused.removeAll()
+        effects.append(updateMeta { $0 = EngineMeta(user: user) })
+        effects.events.append(.accountChanged(previousUser: previous, newUser: user, discardedChanges: discarded))
+        effects.deleted = vanished
+        return effects
+    }
+}

@@ -1,0 +1,105 @@
+import CloudCodable
+
+extension Replica {
+    /// Rebuilds the replica from the journal's documents. Records and
+    /// models are decoded on every core: this is what re-opening a large
+    /// replica costs.
+    static func load(_ documents: [String: [UInt8]], settings: Settings) async throws -> Replica {
+        var replica = Replica(settings: settings)
+        var serverDocuments: [(key: String, json: [UInt8])] = []
+        var saveDocuments: [(key: String, json: [UInt8])] = []
+        var sentDocuments: [(key: String, json: [UInt8])] = []
+        var sentDeletes: [String] = []
+        var earlierDocuments: [(key: String, json: [UInt8])] = []
+        serverDocuments.reserveCapacity(documents.count)
+        for (key, value) in documents {
+            if key == JournalKeys.meta {
+                replica.meta = try EngineMeta(json: value)
+            } else if key.hasPrefix(JournalKeys.serverPrefix) {
+                serverDocuments.append((key, value))
+            } else if key.hasPrefix(JournalKeys.savePrefix) {
+                saveDocuments.append((key, value))
+            } else if key.hasPrefix(JournalKeys.deletePrefix) {
+                let name = String(key.dropFirst(JournalKeys.deletePrefix.count))
+                replica.generationCounter += 1
+                replica.pending[name] = PendingChange(
+                    kind: .delete(baseTag: try DeleteDocument.baseTag(value)), generation: replica.generationCounter)
+            } else if key.hasPrefix(JournalKeys.sentPrefix) {
+                sentDocuments.append((key, value))
+            } else if key.hasPrefix(JournalKeys.sentDeletePrefix) {
+                sentDeletes.append(String(key.dropFirst(JournalKeys.sentDeletePrefix.count)))
+            } else if key.hasPrefix(JournalKeys.earlierPrefix) {
+                earlierDocuments.append((key, value))
+            }
+        }
+
+        // A server version that does not decode as a model stays in the
+        // replica as a record (the sync reports it); a pending save was
+        // written by this engine from a model, so it must decode. Records
+        // are dropped as soon as their models are made, on the workers.
+        let servers = try await parallelMap(serverDocuments, minimumCount: 4_096) { document in
+            let record = try journalRecord(document, prefix: JournalKeys.serverPrefix)
+            let model = try? RecordDecoder().decode(Model.self, from: record)
+            return (record.recordName, ServerVersion(json: document.json, metadata: record.metadata, model: model))
+        }
+        replica.server.reserveCapacity(servers.count)
+        for (name, version) in servers { replica.server[name] = version }
+        let saves = try await parallelMap(saveDocuments, minimumCount: 4_096) { document in
+            let record = try journalRecord(document, prefix: JournalKeys.savePrefix)
+            return (record, try RecordDecoder().decode(Model.self, from: record))
+        }
+        for (record, model) in saves {
+            replica.generationCounter += 1
+            replica.pending[record.recordName] = PendingChange(
+                kind: .save(record), generation: replica.generationCounter)
+            replica.pendingModels[record.recordName] = model
+        }
+        for document in earlierDocuments {
+            let name = String(document.key.dropFirst(JournalKeys.earlierPrefix.count))
+            replica.earlier[name] = try EarlierDocument.versions(document.json, key: document.key)
+        }
+        try replica.loadInDoubt(sentDocuments, sentDeletes)
+        return replica
+    }
+
+    /// The changes in doubt. One that is still the pending change takes its
+    /// generation, so that its acknowledgement clears it; an older one
+    /// (generation 0) only moves the pending change onto its version.
+    private mutating func loadInDoubt(_ saves: [(key: String, json: [UInt8])], _ deletes: [String]) throws {
+        for document in saves {
+            let record = try Self.journalRecord(document, prefix: JournalKeys.sentPrefix)
+            var generation = 0
+            if let change = pending[record.recordName], case .save(let queued) = change.kind,
+                Self.sameContent(queued, record)
+            {
+                generation = change.generation
+            }
+            inDoubt[record.recordName] = SentWrite(kind: .save(record), generation: generation)
+        }
+        for name in deletes {
+            var generation = 0
+            if let change = pending[name], case .delete = change.kind { generation = change.generation }
+            inDoubt[name] = SentWrite(kind: .delete, generation: generation)
+        }
+    }
+
+    /// The record of a journal entry whose key is `prefix` and the record's
+    /// name. An entry that holds another record than its key names is
+    /// damage: two entries could then claim one record, and which of them
+    /// won would depend on the order a dictionary happens to list them in.
+    static func journalRecord(_ document: (key: String, json: [UInt8]), prefix: String) throws -> Record {
+        let record: Record
+        do {
+            record = try WireFormat.decodeRecord(from: document.json)
+        } catch {
+            throw JournalError(.corrupted, "the journal entry \(document.key) is not a record: \(error)")
+        }
+        // Compared as strings, as the engine's tables compare names: a name
+        // the server spelled in another Unicode normalization is the same.
+        guard document.key.dropFirst(prefix.count) == record.recordName else {
+            throw JournalError(
+                .corrupted, "the journal entry \(document.key) holds the record '\(record.recordName)'")
+        }
+        return record
+    }
+}

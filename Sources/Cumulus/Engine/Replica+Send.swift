@@ -1,0 +1,228 @@
+import CloudCodable
+
+extension Replica {
+    /// One change of a `records/modify` request, to match its answer against.
+    struct SentChange: Sendable {
+        var name: String
+        var generation: Int
+        var operation: RecordOperation
+    }
+
+    /// What the answers to a request leave to do besides the effects.
+    struct Answers {
+        var effects = Effects()
+        /// A record's transient failure: send again after a wait.
+        var transient: CloudError?
+        /// The zone is gone.
+        var zoneMissing = false
+        /// Conflicts whose answer did not carry the server's record.
+        var lookups: [SentChange] = []
+    }
+
+    /// The next request: up to `limit` pending changes the server has not
+    /// refused for good, as they stand now.
+    func nextBatch(limit: Int) -> [SentChange] {
+        pending.keys.filter { refused[$0] == nil }.sorted().prefix(limit).map { name in
+            SentChange(name: name, generation: pending[name]!.generation, operation: operation(for: name))
+        }
+    }
+
+    private func operation(for name: String) -> RecordOperation {
+        switch pending[name]!.kind {
+        case .save(let record):
+            // `replace` clears on the server the fields that became nil.
+            return RecordOperation(record.changeTag == nil ? .create : .replace, record)
+        case .delete(let baseTag):
+            var record = Record(recordType: Model.cloudRecordType, recordName: name, zoneID: zoneID)
+            guard let baseTag else { return RecordOperation(.forceDelete, record) }
+            record.metadata = RecordMetadata(changeTag: baseTag, zoneID: zoneID)
+            return RecordOperation(.delete, record)
+        }
+    }
+
+    /// The batch is about to be sent: each change is in doubt until answered.
+    mutating func send(_ batch: [SentChange]) -> Effects {
+        var effects = Effects()
+        for change in batch {
+            let kind: SentWrite.Kind = change.operation.type.isDelete ? .delete : .save(change.operation.record)
+            setInDoubt(change.name, SentWrite(kind: kind, generation: change.generation), &effects)
+        }
+        return effects
+    }
+
+    /// Applies the server's answers to a batch, one per change, in order.
+    mutating func apply(_ results: [RecordResult], for batch: [SentChange]) -> Answers {
+        var answers = Answers()
+        for (change, result) in zip(batch, results) {
+            do {
+                try apply(result, for: change, &answers)
+            } catch {
+                // A server record the journal cannot hold: the change stays, reported.
+                let reason = "the server's answer cannot be kept: \(error)"
+                refuse(
+                    change.name, CloudError(.internalError, reason: reason, recordName: change.name), &answers.effects)
+            }
+        }
+        return answers
+    }
+
+    private mutating func apply(_ result: RecordResult, for change: SentChange, _ answers: inout Answers) throws {
+        let name = change.name
+        switch result {
+        case .record(let record):
+            try acknowledge(name, record, generation: change.generation, &answers.effects)
+        case .deleted:
+            acknowledgeDeletion(name, generation: change.generation, &answers.effects)
+        case .failure(let error):
+            switch error.code {
+            case .conflict, .exists:
+                if let server = error.serverRecord {
+                    try conflict(name, server: server, &answers.effects)
+                } else {
+                    answers.lookups.append(change)
+                }
+            case .notFound:
+                if change.operation.type.isDelete {
+                    acknowledgeDeletion(name, generation: change.generation, &answers.effects)
+                } else {
+                    recreate(name, &answers.effects)
+                }
+            case .zoneNotFound:
+                answers.zoneMissing = true
+            case _ where error.isTransient:
+                // Still in doubt: sent again after the wait.
+                answers.transient = error
+            default:
+                settle(name, &answers.effects)
+                refuse(name, error, &answers.effects)
+            }
+        }
+    }
+
+    /// The server stored the record: it becomes the server version, and
+    /// the local change it answers is done. A newer local change now builds
+    /// on it.
+    mutating func acknowledge(
+        _ name: String, _ record: Record, generation: Int, json: [UInt8]? = nil,
+        model decoded: Result<Model, any Error>? = nil, _ effects: inout Effects
+    ) throws {
+        settle(name, &effects)
+        resetConflicts(name)
+        let model = try setServer(name, record, json: json, model: decoded, &effects)
+        guard let current = pending[name] else { return }
+        if current.generation == generation {
+            clearPending(name, &effects)
+            if let model { effects.updated.append(model) }
+        } else {
+            rebasePending(name, on: record.metadata, &effects)
+        }
+    }
+
+    /// The record is deleted on the server: the deletion sent is done.
+    mutating func acknowledgeDeletion(_ name: String, generation: Int, _ effects: inout Effects) {
+        settle(name, &effects)
+        removeServer(name, &effects)
+        guard let current = pending[name] else { return }
+        if current.generation == generation {
+            clearPending(name, &effects)
+            effects.deleted.append(name)
+        } else {
+            // A newer local change creates the record again.
+            rebasePending(name, on: nil, &effects)
+        }
+    }
+
+    /// The record is gone from the server but this device still changes
+    /// it: the local change wins and creates it again.
+    mutating func recreate(_ name: String, _ effects: inout Effects) {
+        settle(name, &effects)
+        removeServer(name, &effects)
+        if case .save? = pending[name]?.kind { rebasePending(name, on: nil, &effects) }
+    }
+
+    /// The server holds another version than the local change was based on.
+    ///
+    /// When it is the very write this device sent and never heard back
+    /// about, it is an acknowledgement. Otherwise the model's resolver
+    /// decides, with the version the local change was based on as the
+    /// ancestor; a record that keeps conflicting is held back and reported.
+    mutating func conflict(_ name: String, server record: Record, _ effects: inout Effects) throws {
+        if let sent = inDoubt[name], case .save(let sentRecord) = sent.kind, Self.sameContent(sentRecord, record) {
+            try acknowledge(name, record, generation: sent.generation, &effects)
+            return
+        }
+        settle(name, &effects)
+        let ancestor = model(named: name, tag: pending[name]?.baseTag)
+        guard let serverModel = try setServer(name, record, &effects) else {
+            let reason = "the server's version does not decode as \(Model.self)"
+            refuse(name, CloudError(.conflict, reason: reason, recordName: name), &effects)
+            return
+        }
+        guard countConflict(name) else {
+            let reason = "still conflicting after \(settings.maximumConflictAttempts) resolutions"
+            refuse(name, CloudError(.conflict, reason: reason, recordName: name), &effects)
+            return
+        }
+        guard let change = pending[name] else { return }
+        let client: Model
+        switch change.kind {
+        case .save:
+            guard let model = pendingModels[name] else { return }
+            client = model
+        case .delete:
+            // Whether the local intent (the model as it was) still stands.
+            client = ancestor ?? serverModel
+        }
+        if ancestor == nil { effects.events.append(.mergedWithoutAncestor(recordName: name)) }
+        guard var resolved = Model.resolveConflict(client: client, server: serverModel, ancestor: ancestor) else {
+            clearPending(name, &effects)
+            effects.updated.append(serverModel)
+            effects.events.append(.conflict(recordName: name, resolution: .keptServerVersion))
+            return
+        }
+        if case .delete = change.kind {
+            setPending(name, .delete(baseTag: record.changeTag), model: nil, resettingConflicts: false, &effects)
+        } else {
+            resolved.cloudMetadata = record.metadata
+            let fallback = Upload(name: name, record: pendingRecord(name), model: client)
+            let merged = encodeResolved(&resolved, fallback: fallback, metadata: record.metadata)
+            setPending(name, .save(merged), model: resolved, resettingConflicts: false, &effects)
+        }
+        effects.events.append(.conflict(recordName: name, resolution: .resolved))
+    }
+
+    private func pendingRecord(_ name: String) -> Record {
+        guard case .save(let record)? = pending[name]?.kind else {
+            preconditionFailure("Internal inconsistency: no pending save of \(name)")
+        }
+        return record
+    }
+
+    /// Whether the server's record holds what this device sent.
+    static func sameContent(_ sent: Record, _ stored: Record) -> Bool {
+        sent.recordType == stored.recordType && sent.fields == stored.fields
+    }
+}
+
+extension Replica {
+    /// The answer to the lookup made for a conflict that came without the
+    /// server's record: `found` is the record, or `nil` when it is gone.
+    mutating func lookedUp(_ change: SentChange, found: Record?) -> Effects {
+        var effects = Effects()
+        let name = change.name
+        if let found {
+            do {
+                try conflict(name, server: found, &effects)
+            } catch {
+                let reason = "the server's record cannot be kept: \(error)"
+                refuse(name, CloudError(.internalError, reason: reason, recordName: name), &effects)
+            }
+        } else if change.operation.type.isDelete {
+            acknowledgeDeletion(name, generation: change.generation, &effects)
+        } else {
+            let reason = "the server reported a conflict but has no such record"
+            refuse(name, CloudError(.conflict, reason: reason, recordName: name), &effects)
+        }
+        return effects
+    }
+}

@@ -1,0 +1,345 @@
+import CloudCodable
+
+/// What carrying out one of the ``Replica``'s decisions takes: the journal
+/// batch that makes it durable, the model changes to publish and the events
+/// to report, in that order.
+struct ReplicaEffects<Model: CloudCodable> {
+    var journal = JournalBatch()
+    var updated: [Model] = []
+    var deleted: [String] = []
+    var events: [SyncEvent] = []
+
+    /// Adds another decision's effects after these.
+    mutating func append(_ other: ReplicaEffects) {
+        journal.merge(other.journal)
+        updated += other.updated
+        deleted += other.deleted
+        events += other.events
+    }
+}
+
+/// The engine's records and every decision about them: a value whose
+/// methods take what happened (a local upload or delete, an answer of the
+/// server, a fetched page, the zone missing, the account changed) and
+/// return what to do about it as ``ReplicaEffects``.
+///
+/// The actor around it (``SyncEngine``) only makes requests and carries the
+/// effects out; nothing else writes a journal key. Every change of the state
+/// is mirrored by the journal batch returned with it, so the journal
+/// replays to the same state.
+struct Replica<Model: CloudCodable>: Sendable {
+    typealias Effects = ReplicaEffects<Model>
+
+    /// What the replica needs to know of the engine's configuration.
+    struct Settings: Sendable {
+        var zoneID: ZoneID
+        var encoder: RecordEncoder
+        var maximumConflictAttempts: Int
+        var earlierVersionLimit: Int
+    }
+
+    let settings: Settings
+    // The actor reads the state; only the replica's own methods (in these
+    // files) change it, each with the journal batch that mirrors the change.
+    var meta = EngineMeta()
+    /// The last server version of each record.
+    var server: [String: ServerVersion<Model>] = [:]
+    /// Versions that later server versions replaced, newest first.
+    var earlier: [String: [EarlierVersion]] = [:]
+    var pending: [String: PendingChange] = [:]
+    /// The models of pending saves, as the app handed them over (or as a merge made them).
+    var pendingModels: [String: Model] = [:]
+    /// Changes sent whose answer did not come.
+    var inDoubt: [String: SentWrite] = [:]
+    /// Records the server refused for good, not sent again until changed locally.
+    var refused: [String: CloudError] = [:]
+    var conflictAttempts: [String: Int] = [:]
+    var generationCounter = 0
+    let decoder = RecordDecoder()
+
+    init(settings: Settings) {
+        self.settings = settings
+    }
+
+    var zoneID: ZoneID { settings.zoneID }
+
+    // MARK: Reading
+
+    /// The model as this device knows it: the pending change, else the server's version.
+    func model(named name: String) -> Model? {
+        if let change = pending[name] {
+            if case .delete = change.kind { return nil }
+            return pendingModels[name]
+        }
+        return server[name]?.model
+    }
+
+    /// The model of the version with change tag `tag`, if this replica still has it.
+    func model(named name: String, tag: String?) -> Model? {
+        guard let tag else { return nil }
+        if let version = server[name], version.metadata?.changeTag == tag { return version.model }
+        guard let version = earlier[name]?.first(where: { $0.tag == tag }),
+            let record = try? WireFormat.decodeRecord(from: version.json)
+        else { return nil }
+        return try? decoder.decode(Model.self, from: record)
+    }
+
+    // MARK: Local changes
+
+    /// A model the app handed over, encoded and checked.
+    struct Upload {
+        var name: String
+        var record: Record
+        var model: Model
+    }
+
+    /// Encodes models for ``upload(_:)``; throws before anything changes.
+    func prepare(_ models: [Model]) throws -> [Upload] {
+        var prepared: [Upload] = []
+        prepared.reserveCapacity(models.count)
+        for var model in models {
+            var record = try settings.encoder.encode(model)
+            record.zoneID = zoneID
+            record.metadata?.zoneID = zoneID
+            model.cloudMetadata = record.metadata
+            prepared.append(Upload(name: record.recordName, record: record, model: model))
+        }
+        return prepared
+    }
+
+    /// The app uploaded models. Each is an edit of the version its metadata
+    /// names: when the replica holds a newer one (a fetch brought another
+    /// device's edit, or a local change is queued on another version), the
+    /// conflict is known now and is resolved against that version as the
+    /// ancestor. A model based on the same version as the queued change
+    /// replaces it, so that undoing an edit in a later upload stays undone.
+    mutating func upload(_ uploads: [Upload]) -> Effects {
+        var effects = Effects()
+        for upload in uploads {
+            let name = upload.name
+            let base = upload.record.changeTag
+            if case .save(let queued)? = pending[name]?.kind, let queuedModel = pendingModels[name] {
+                if base == queued.changeTag {
+                    setPending(name, .save(upload.record), model: upload.model, &effects)
+                } else {
+                    merge(upload, into: queuedModel, metadata: queued.metadata, keepingPending: true, &effects)
+                }
+            } else if let version = server[name], let serverModel = version.model,
+                version.metadata?.changeTag != base
+            {
+                merge(upload, into: serverModel, metadata: version.metadata, keepingPending: false, &effects)
+            } else {
+                setPending(name, .save(upload.record), model: upload.model, &effects)
+            }
+        }
+        return effects
+    }
+
+    /// Resolves an upload against a newer version known here: the queued
+    /// change (`keepingPending`) or the server's version.
+    private mutating func merge(
+        _ upload: Upload, into newer: Model, metadata: RecordMetadata?, keepingPending: Bool,
+        _ effects: inout Effects
+    ) {
+        let name = upload.name
+        let ancestor = model(named: name, tag: upload.record.changeTag)
+        if ancestor == nil { effects.events.append(.mergedWithoutAncestor(recordName: name)) }
+        guard var resolved = Model.resolveConflict(client: upload.model, server: newer, ancestor: ancestor) else {
+            effects.events.append(.conflict(recordName: name, resolution: .keptServerVersion))
+            if !keepingPending, pending[name] != nil {
+                clearPending(name, &effects)
+                effects.updated.append(newer)
+            }
+            return
+        }
+        resolved.cloudMetadata = metadata
+        let record = encodeResolved(&resolved, fallback: upload, metadata: metadata)
+        setPending(name, .save(record), model: resolved, &effects)
+        effects.events.append(.conflict(recordName: name, resolution: .resolved))
+    }
+
+    /// The record of a resolver's value, based on `metadata`. A value that
+    /// does not encode (over the size limit, say) gives way to the client's
+    /// own, which did: the change is never dropped for it.
+    func encodeResolved(_ resolved: inout Model, fallback: Upload, metadata: RecordMetadata?) -> Record {
+        var record: Record
+        if let encoded = try? settings.encoder.encode(resolved) {
+            record = encoded
+        } else {
+            record = fallback.record
+            resolved = fallback.model
+            resolved.cloudMetadata = metadata
+        }
+        record.zoneID = zoneID
+        record.metadata = metadata
+        return record
+    }
+
+    /// The app deleted models. Deleting a model that never reached the
+    /// server just cancels its upload; one whose create was sent and not
+    /// answered is deleted on the server whatever it holds, since the
+    /// create may have arrived.
+    mutating func delete(_ names: [String]) -> Effects {
+        var effects = Effects()
+        for name in names {
+            let knownTag = server[name]?.metadata?.changeTag ?? pending[name]?.baseTag
+            if server[name] == nil, knownTag == nil, pending[name] != nil, inDoubt[name] == nil {
+                clearPending(name, &effects)
+            } else {
+                setPending(name, .delete(baseTag: knownTag), model: nil, &effects)
+            }
+        }
+        return effects
+    }
+
+    // MARK: The state and its journal keys
+
+    /// Queues a local change; it replaces any earlier one of the record.
+    /// A change made by a conflict's resolution keeps the record's count
+    /// of conflicts (`resettingConflicts: false`), so that one that keeps
+    /// conflicting is held back.
+    mutating func setPending(
+        _ name: String, _ kind: PendingChange.Kind, model: Model?, resettingConflicts: Bool = true,
+        _ effects: inout Effects
+    ) {
+        generationCounter += 1
+        pending[name] = PendingChange(kind: kind, generation: generationCounter)
+        pendingModels[name] = model
+        refused[name] = nil
+        if resettingConflicts { conflictAttempts[name] = nil }
+        writePending(name, &effects)
+    }
+
+    /// Changes what a queued change is based on, keeping its generation.
+    mutating func rebasePending(_ name: String, on metadata: RecordMetadata?, _ effects: inout Effects) {
+        guard let change = pending[name] else { return }
+        switch change.kind {
+        case .save(var record):
+            record.metadata = metadata
+            pending[name]?.kind = .save(record)
+            pendingModels[name]?.cloudMetadata = metadata
+        case .delete:
+            pending[name]?.kind = .delete(baseTag: metadata?.changeTag)
+        }
+        writePending(name, &effects)
+    }
+
+    private func writePending(_ name: String, _ effects: inout Effects) {
+        switch pending[name]?.kind {
+        case .save(let record)?:
+            // Records in the replica were written by the encoder or read
+            // from the wire, so they always write again.
+            guard let json = try? WireFormat.encode(record) else {
+                preconditionFailure("Internal inconsistency: a queued record does not encode")
+            }
+            effects.journal.set(JournalKeys.save(name), json)
+            effects.journal.remove(JournalKeys.delete(name))
+        case .delete(let baseTag)?:
+            effects.journal.set(JournalKeys.delete(name), DeleteDocument.json(baseTag: baseTag))
+            effects.journal.remove(JournalKeys.save(name))
+        case nil:
+            effects.journal.remove(JournalKeys.save(name))
+            effects.journal.remove(JournalKeys.delete(name))
+        }
+    }
+
+    mutating func clearPending(_ name: String, _ effects: inout Effects) {
+        pending[name] = nil
+        pendingModels[name] = nil
+        refused[name] = nil
+        conflictAttempts[name] = nil
+        writePending(name, &effects)
+    }
+
+    /// Makes `record` the record's server version; the one it replaces is
+    /// kept as an earlier version. Returns the record as a model, or `nil`
+    /// (and an event) when it does not decode.
+    @discardableResult
+    mutating func setServer(
+        _ name: String, _ record: Record, json: [UInt8]? = nil, model decoded: Result<Model, any Error>? = nil,
+        _ effects: inout Effects
+    ) throws -> Model? {
+        let json = try json ?? WireFormat.encode(record)
+        let result = decoded ?? Result { try decoder.decode(Model.self, from: record) }
+        let model: Model?
+        switch result {
+        case .success(let value): model = value
+        case .failure(let error):
+            model = nil
+            effects.events.append(.undecodableRecord(recordName: name, reason: "\(error)"))
+        }
+        keepEarlier(name, replacedBy: record.changeTag, &effects)
+        server[name] = ServerVersion(json: json, metadata: record.metadata, model: model)
+        effects.journal.set(JournalKeys.server(name), json)
+        return model
+    }
+
+    private mutating func keepEarlier(_ name: String, replacedBy tag: String?, _ effects: inout Effects) {
+        guard settings.earlierVersionLimit > 0, let old = server[name], let oldTag = old.metadata?.changeTag,
+            oldTag != tag
+        else { return }
+        var versions = earlier[name] ?? []
+        versions.removeAll { $0.tag == oldTag }
+        versions.insert(EarlierVersion(tag: oldTag, json: old.json), at: 0)
+        if versions.count > settings.earlierVersionLimit {
+            versions.removeLast(versions.count - settings.earlierVersionLimit)
+        }
+        earlier[name] = versions
+        effects.journal.set(JournalKeys.earlier(name), EarlierDocument.json(versions))
+    }
+
+    /// The record is gone from the server, with what was kept of it.
+    mutating func removeServer(_ name: String, _ effects: inout Effects) {
+        server[name] = nil
+        effects.journal.remove(JournalKeys.server(name))
+        if earlier.removeValue(forKey: name) != nil { effects.journal.remove(JournalKeys.earlier(name)) }
+    }
+
+    /// Records that a change was sent, before it is: until it is answered it is in doubt.
+    mutating func setInDoubt(_ name: String, _ write: SentWrite, _ effects: inout Effects) {
+        inDoubt[name] = write
+        switch write.kind {
+        case .save(let record):
+            guard let json = try? WireFormat.encode(record) else {
+                preconditionFailure("Internal inconsistency: a queued record does not encode")
+            }
+            effects.journal.set(JournalKeys.sent(name), json)
+            effects.journal.remove(JournalKeys.sentDelete(name))
+        case .delete:
+            effects.journal.set(JournalKeys.sentDelete(name), Array("{}".utf8))
+            effects.journal.remove(JournalKeys.sent(name))
+        }
+    }
+
+    /// The change sent for the record was answered, or cannot matter any more.
+    mutating func settle(_ name: String, _ effects: inout Effects) {
+        guard inDoubt.removeValue(forKey: name) != nil else { return }
+        effects.journal.remove(JournalKeys.sent(name))
+        effects.journal.remove(JournalKeys.sentDelete(name))
+    }
+
+    mutating func refuse(_ name: String, _ error: CloudError, _ effects: inout Effects) {
+        refused[name] = error
+        effects.events.append(.recordFailed(recordName: name, error: error))
+    }
+
+    /// Counts one more conflict of the record; `false` once it met more than the configured number in a row.
+    mutating func countConflict(_ name: String) -> Bool {
+        let attempts = (conflictAttempts[name] ?? 0) + 1
+        conflictAttempts[name] = attempts
+        return attempts <= settings.maximumConflictAttempts
+    }
+
+    mutating func resetConflicts(_ name: String) {
+        conflictAttempts[name] = nil
+    }
+
+    // MARK: The engine's metadata
+
+    mutating func updateMeta(_ change: (inout EngineMeta) -> Void) -> Effects {
+        change(&meta)
+        var effects = Effects()
+        effects.journal.set(JournalKeys.meta, meta.json())
+        return effects
+    }
+}

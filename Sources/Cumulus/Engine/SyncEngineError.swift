@@ -1,0 +1,26 @@
+/// A ``SyncEngine`` that cannot do what was asked.
+public struct SyncEngineError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// The name of the code.
+        public var description: String { name }
+
+        /// The engine was closed with ``SyncEngine/close()``; open a new one on its directory.
+        public static let closed = Code("closed")
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What went wrong.
+    public var message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The code and what went wrong.
+    public var description: String { "sync engine \(code): \(message)" }
+}
