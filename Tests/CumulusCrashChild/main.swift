@@ -3,6 +3,10 @@
 // with SIGKILL at any instant and check that every printed upload survived.
 //
 // Usage: CumulusCrashChild <journal directory> <first index> <count> [burst size]
+//
+// With `--hold <journal directory>` it opens an engine on the directory,
+// prints "ready" and waits to be killed, so that a test can see the
+// journal's lock held by a live process and released by its death.
 
 import Cumulus
 import Foundation
@@ -51,6 +55,16 @@ func say(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "--hold" {
+    let engine = try await SyncEngine<CrashNote>(
+        database: UnreachableDatabase(), directory: URL(fileURLWithPath: arguments[2]),
+        configuration: SyncConfiguration(automaticSync: false))
+    say("ready")
+    while true {
+        try await Task.sleep(for: .seconds(3600))
+        _ = engine.zoneID  // the engine, and so its lock, lives until the kill
+    }
+}
 guard arguments.count >= 4, let first = Int(arguments[2]), let count = Int(arguments[3]) else {
     FileHandle.standardError.write(Data("usage: CumulusCrashChild <directory> <first> <count> [burst]\n".utf8))
     exit(2)  // Foundation's exit

@@ -4,6 +4,12 @@ import Testing
 
 @testable import Cumulus
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A fresh directory under the system's temporary directory.
 func temporaryDirectory(_ name: String = #function) -> URL {
     let safe = name.filter { $0.isLetter || $0.isNumber }
@@ -13,10 +19,11 @@ func temporaryDirectory(_ name: String = #function) -> URL {
     return url
 }
 
-/// The bytes of every file in `directory`, by name.
+/// The bytes of every journal file in `directory`, by name. The lock file
+/// is left out: opening creates it empty and leaves it, and it holds no data.
 func snapshotOfFiles(_ directory: URL) throws -> [String: Data] {
     var files: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+    for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name != "lock" {
         files[name] = try Data(contentsOf: directory.appendingPathComponent(name))
     }
     return files
@@ -89,6 +96,7 @@ struct JournalTests {
             let journal = try Journal(directory: directory)
             #expect(journal.loadedDocuments == ["a": json("1")], "cut at \(cut)")
             try await journal.commit(batch(["c": "3"]))
+            await journal.close()
             let again = try Journal(directory: directory)
             #expect(again.loadedDocuments == ["a": json("1"), "c": json("3")], "cut at \(cut)")
         }
@@ -108,11 +116,13 @@ struct JournalTests {
         #expect(try Data(contentsOf: log) == whole.prefix(lastLineStart))
         try journal.finishOpening()  // once is enough; again changes nothing
         #expect(try Data(contentsOf: log) == whole.prefix(lastLineStart))
+        await journal.close()
 
         // Without finishOpening, the first write cuts it before appending.
         try whole.prefix(lastLineStart + 5).write(to: log)
         let writer = try Journal(directory: directory)
         try await writer.commit(batch(["c": "3"]))
+        await writer.close()
         #expect(try Journal(directory: directory).loadedDocuments == ["a": json("1"), "c": json("3")])
     }
 
@@ -185,6 +195,7 @@ struct JournalTests {
         let total = try snapshotOfFiles(directory).values.reduce(0) { $0 + $1.count }
         #expect(total < 4096 * 3, "the journal holds \(total) bytes for 10 live documents")
         #expect(try snapshotOfFiles(directory).count == 2)
+        await journal.close()
         let reopened = try Journal(directory: directory)
         #expect(reopened.loadedDocuments.count == 10)
         #expect(reopened.loadedDocuments["key-3"] == json(value))
@@ -209,6 +220,7 @@ struct JournalTests {
         #expect(journal.generation == 2)
         let snapshot = try #require(try snapshotOfFiles(directory)["snapshot-2.jsonl"])
         #expect(snapshot.count > 3 << 20, "the snapshot spans several chunks")
+        await journal.close()
         let reopened = try Journal(directory: directory)
         #expect(reopened.loadedDocuments == expected)
     }
@@ -225,7 +237,159 @@ struct JournalTests {
         }
         let syncs = journal.syncCount - before
         #expect(syncs < 500, "\(syncs) fsyncs for 1,000 commits")
+        await journal.close()
         let reopened = try Journal(directory: journal.directoryForTests)
         #expect(reopened.loadedDocuments.count == 1_000)
+    }
+
+    /// The error that opening `directory` throws, or `nil` if it opens.
+    func openingError(_ directory: URL) -> JournalError? {
+        do {
+            _ = try Journal(directory: directory)
+            return nil
+        } catch {
+            return error as? JournalError
+        }
+    }
+
+    @Test("a second journal on an open directory is refused, and opens once the first is gone")
+    func secondOpenIsRefused() async throws {
+        let directory = temporaryDirectory()
+        let first = try Journal(directory: directory)
+        try await first.commit(batch(["a": "1"]))
+        let before = try snapshotOfFiles(directory)
+
+        let refused = try #require(openingError(directory))
+        #expect(refused.code == .inUse)
+        #expect(refused.message.contains(directory.path))
+        #expect(try snapshotOfFiles(directory) == before)
+        // The refused open let go of nothing: the first still holds the lock.
+        #expect(openingError(directory)?.code == .inUse)
+
+        await first.close()
+        do {
+            let second = try Journal(directory: directory)
+            #expect(second.loadedDocuments == ["a": json("1")])
+        }
+        // Deinitialising a journal releases the lock too.
+        #expect(openingError(directory) == nil)
+    }
+
+    @Test("another live process holding the directory refuses it; a killed one holds nothing")
+    func lockAcrossProcesses() async throws {
+        let child = try #require(CrashTests.childURL, "the CumulusCrashChild executable was not built")
+        let directory = temporaryDirectory()
+        let process = Process()
+        process.executableURL = child
+        process.arguments = ["--hold", directory.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        var said = ""
+        while !said.contains("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(said == "ready\n")
+
+        let refused = openingError(directory)
+        #expect(refused?.code == .inUse)
+        #expect(refused?.message.contains(directory.path) == true)
+
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(openingError(directory) == nil)
+    }
+
+    @Test("close writes what was enqueued before it, then refuses batches; twice is harmless")
+    func closeWritesThenRefuses() async throws {
+        let directory = temporaryDirectory()
+        let journal = try Journal(directory: directory)
+        let tickets = (0..<50).map { journal.enqueue(batch(["k\($0)": "\($0)"])) }
+        await journal.close()
+        for ticket in tickets { try await ticket.durable() }
+
+        do {
+            try await journal.commit(batch(["late": "1"]))
+            Issue.record("a batch after close should fail")
+        } catch let error as JournalError {
+            #expect(error.code == .closed)
+            #expect(error.message == "the journal is closed")
+        }
+        #expect(throws: JournalError.self) { try journal.finishOpening() }
+        await journal.close()
+
+        // The directory opens at once, while the closed journal is still referenced.
+        let reopened = try Journal(directory: directory)
+        #expect(reopened.loadedDocuments.count == 50)
+        #expect(reopened.loadedDocuments["late"] == nil)
+        withExtendedLifetime(journal) {}
+    }
+
+    @Test("a deleted current log is damage; a journal from before the log mark opens without one")
+    func missingLog() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let journal = try Journal(directory: directory)
+            try await journal.commit(batch(["a": "1"]))
+            try await journal.commit(batch(["b": "2"]))
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        try FileManager.default.removeItem(at: log)
+        let before = try snapshotOfFiles(directory)
+        let damaged = try #require(openingError(directory))
+        #expect(damaged.code == .corrupted)
+        #expect(damaged.file == "log-1.jsonl")
+        #expect(try snapshotOfFiles(directory) == before)
+
+        // A compacted generation's log is required even before anything is appended to it.
+        let compacted = temporaryDirectory()
+        do {
+            let journal = try Journal(directory: compacted)
+            try await journal.commit(batch(["a": "1"]))
+            journal.compact()
+        }
+        try FileManager.default.removeItem(at: compacted.appendingPathComponent("log-2.jsonl"))
+        #expect(openingError(compacted)?.file == "log-2.jsonl")
+
+        // Written before snapshots said whether their log exists: no log is no damage.
+        let old = temporaryDirectory()
+        let snapshot =
+            #"{"format":"cumulus.journal","version":1,"generation":1,"entries":1}"# + "\n"
+            + #"{"k":"a","v":1}"# + "\n" + #"{"end":1}"# + "\n"
+        try Data(snapshot.utf8).write(to: old.appendingPathComponent("snapshot-1.jsonl"))
+        do {
+            let journal = try Journal(directory: old)
+            #expect(journal.loadedDocuments == ["a": json("1")])
+            try await journal.commit(batch(["b": "2"]))
+        }
+        #expect(try Journal(directory: old).loadedDocuments == ["a": json("1"), "b": json("2")])
+    }
+
+    @Test("an empty newer log is what a crash in compaction leaves; a non-empty one is damage")
+    func newerLog() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let journal = try Journal(directory: directory)
+            try await journal.commit(batch(["a": "1"]))
+        }
+        let newer = directory.appendingPathComponent("log-2.jsonl")
+        try Data().write(to: newer)
+        do {
+            let journal = try Journal(directory: directory)
+            #expect(journal.loadedDocuments == ["a": json("1")])
+            try journal.finishOpening()
+            #expect(!FileManager.default.fileExists(atPath: newer.path))
+        }
+        try Data("{}\n".utf8).write(to: newer)
+        #expect(openingError(directory)?.code == .corrupted)
+        #expect(openingError(directory)?.file == "log-2.jsonl")
+
+        // A crash while a new journal wrote its first snapshot leaves only its empty log.
+        let created = temporaryDirectory()
+        try Data().write(to: created.appendingPathComponent("log-1.jsonl"))
+        #expect(try Journal(directory: created).loadedDocuments.isEmpty)
     }
 }

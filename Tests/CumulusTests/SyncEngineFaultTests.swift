@@ -169,19 +169,22 @@ struct SyncEngineFaultTests {
     func quotaExceeded() async throws {
         let devices = Devices()
         let directory = temporaryDirectory("quota")
-        let (phone, _, _) = try await devices.engine(directory: directory)
-        let events = Collected(phone.events)
-        devices.server.setQuotaExceeded(true, forUser: "alice")
-        try await phone.upload(Note(id: "n", title: "t"))
-        try await phone.sync()
-        #expect(await phone.pendingChangeCount == 1)
-        #expect(await phone.refusedChanges["n"]?.code == .quotaExceeded)
-        let reported = await events.waitUntil { values in
-            values.contains {
-                if case .recordFailed("n", let error) = $0 { error.code == .quotaExceeded } else { false }
+        // The engine holds its journal's lock: it goes before the restart.
+        do {
+            let (phone, _, _) = try await devices.engine(directory: directory)
+            let events = Collected(phone.events)
+            devices.server.setQuotaExceeded(true, forUser: "alice")
+            try await phone.upload(Note(id: "n", title: "t"))
+            try await phone.sync()
+            #expect(await phone.pendingChangeCount == 1)
+            #expect(await phone.refusedChanges["n"]?.code == .quotaExceeded)
+            let reported = await events.waitUntil { values in
+                values.contains {
+                    if case .recordFailed("n", let error) = $0 { error.code == .quotaExceeded } else { false }
+                }
             }
+            #expect(reported)
         }
-        #expect(reported)
 
         // Restarting keeps it; once the quota is lifted it goes out.
         let (again, _, _) = try await devices.engine(directory: directory)
@@ -207,22 +210,27 @@ struct SyncEngineFaultTests {
     @Test("a record that does not decode is reported and kept, never skipped silently")
     func undecodable() async throws {
         let devices = Devices()
-        let (phone, _, directory) = try await devices.engine()
-        try await phone.sync()
-        let writer = devices.server.database(signedInAs: "alice")
-        let broken = Record(recordType: "Note", recordName: "broken", zoneID: zone, fields: ["title": .int64(5)])
-        let good = Record(
-            recordType: "Note", recordName: "good", zoneID: zone,
-            fields: ["id": .string("good"), "title": .string("fine"), "body": .string("")])
-        _ = try await writer.modifyRecords(
-            [RecordOperation(.create, broken), RecordOperation(.create, good)], zoneID: zone, atomic: false)
-        let events = Collected(phone.events)
-        try await phone.sync()
-        #expect(await phone.models.map(\.id) == ["good"])
-        let reported = await events.waitUntil { values in
-            values.contains { if case .undecodableRecord("broken", _) = $0 { true } else { false } }
+        let directory: URL
+        // The engine holds its journal's lock: it goes before the journal is read again.
+        do {
+            let (phone, _, phoneDirectory) = try await devices.engine()
+            directory = phoneDirectory
+            try await phone.sync()
+            let writer = devices.server.database(signedInAs: "alice")
+            let broken = Record(recordType: "Note", recordName: "broken", zoneID: zone, fields: ["title": .int64(5)])
+            let good = Record(
+                recordType: "Note", recordName: "good", zoneID: zone,
+                fields: ["id": .string("good"), "title": .string("fine"), "body": .string("")])
+            _ = try await writer.modifyRecords(
+                [RecordOperation(.create, broken), RecordOperation(.create, good)], zoneID: zone, atomic: false)
+            let events = Collected(phone.events)
+            try await phone.sync()
+            #expect(await phone.models.map(\.id) == ["good"])
+            let reported = await events.waitUntil { values in
+                values.contains { if case .undecodableRecord("broken", _) = $0 { true } else { false } }
+            }
+            #expect(reported)
         }
-        #expect(reported)
         // Kept in the journal: a restarted engine still has it and does not fail.
         let journal = try Journal(directory: directory)
         #expect(journal.loadedDocuments[JournalKeys.server("broken")] != nil)

@@ -78,11 +78,12 @@ enum JournalScratch {
         return await engine.models
     }
 
-    /// Every file in `directory` with its bytes.
+    /// Every journal file in `directory` with its bytes. The empty lock
+    /// file is left out: opening creates it, and it holds no data.
     static func contents(of directory: URL) -> [String: [UInt8]] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var contents: [String: [UInt8]] = [:]
-        for name in names {
+        for name in names where name != "lock" {
             contents[name] = read(directory.appendingPathComponent(name).path)
         }
         return contents

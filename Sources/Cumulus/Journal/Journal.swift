@@ -55,8 +55,18 @@ struct JournalBatch: Sendable {
 /// - Killing the process at any instant loses no batch whose ticket
 ///   returned; a batch being written when it died is either whole or a torn
 ///   last line, which opening leaves out.
-/// - Any other damage makes opening fail with ``JournalError`` and leaves
-///   the files as they were.
+/// - Any other damage that can be seen makes opening fail with
+///   ``JournalError`` (code ``JournalError/Code/corrupted``, naming the
+///   file) and leaves the files as they were. Each generation's log is
+///   created, and the directory synced, before its snapshot is renamed into
+///   place, and the snapshot's header says so (`"log":true`); so a missing
+///   log beside such a snapshot is damage, and so are a log without its
+///   snapshot and a non-empty log newer than the newest snapshot. An empty
+///   log one generation newer is what a crash in the middle of a compaction
+///   leaves, and is removed like the older generation's files. A snapshot
+///   written before the header had `"log"` may have no log.
+/// - What cannot be seen: a log cut short exactly at a line boundary looks
+///   like a crash before the lost entries were written, and is read as such.
 /// - Opening changes no file: the torn line is cut from the log, and files
 ///   that a crash during compaction left behind are removed, only by
 ///   ``finishOpening()`` (which the owner calls once it has accepted the
@@ -64,10 +74,17 @@ struct JournalBatch: Sendable {
 /// - When the log outgrows the snapshot, the journal writes a new snapshot
 ///   of the live documents and starts a new log, so the files stay
 ///   proportional to the data, not to its history.
+/// - One directory has at most one open journal: opening takes an advisory
+///   lock (`flock` on the file `lock` in the directory) before it reads
+///   anything, and a second open, in this process or another, fails with
+///   ``JournalError/Code/inUse``. The lock is held until ``close()`` or
+///   until the journal is deinitialised, and the system releases it when
+///   the process dies, so a crash never leaves the directory locked.
 final class Journal: @unchecked Sendable {
     // Safety: `lock` guards `queued`, `flushScheduled` and `failure`;
-    // `documents`, `loadedDocuments` and `files` are touched only on
-    // `ioQueue` (or in `init`), one block at a time.
+    // `documents`, `loadedDocuments`, `files`, `isClosed` and `directoryLock`
+    // are touched only on `ioQueue` (or in `init` and `deinit`), one block
+    // at a time.
     static let format = "cumulus.journal"
     static let version = 1
 
@@ -78,6 +95,10 @@ final class Journal: @unchecked Sendable {
     private var failure: JournalError?
     private var documents: [String: [UInt8]]
     private let files: JournalFiles
+    /// Held from `init` until ``close()`` or `deinit`.
+    private let directoryLock: JournalLock
+    /// Set by ``close()``: the files are no longer the journal's to touch.
+    private var isClosed = false
     /// What opening left to do to the files (see ``finishOpening()``).
     private var tidying: JournalLoader.Tidying?
     /// The log may grow to this size, or to the snapshot's size if larger,
@@ -88,13 +109,57 @@ final class Journal: @unchecked Sendable {
     private(set) var loadedDocuments: [String: [UInt8]]
 
     /// Opens the journal in `directory`, creating it if needed.
+    ///
+    /// - Throws: ``JournalError``: ``JournalError/Code/inUse`` when another
+    ///   open journal holds the directory, ``JournalError/Code/corrupted``
+    ///   for damage; either way no journal file is changed.
     init(directory: URL, compactionThreshold: Int = 1 << 20) throws {
+        // Locked before anything is read or created; if loading fails, the
+        // lock is released with `directoryLock`.
+        let directoryLock = try JournalLock(directory: directory)
         let loaded = try JournalLoader.load(directory: directory)
         documents = loaded.documents
         loadedDocuments = loaded.documents
         files = loaded.files
         tidying = loaded.tidying
+        self.directoryLock = directoryLock
         self.compactionThreshold = compactionThreshold
+    }
+
+    deinit {
+        // Every block on `ioQueue` holds the journal, so none is queued or
+        // running now: no write can follow the release.
+        files.closeLog()
+        directoryLock.release()
+    }
+
+    /// Writes everything enqueued before it, compacts if the log is over
+    /// the threshold, and lets go of the files and the directory's lock, so
+    /// that the directory can be opened again at once. Later batches fail
+    /// with ``JournalError/Code/closed``. Closing again does nothing.
+    func close() async {
+        lock.withLock {
+            if failure == nil { failure = JournalError(.closed, "the journal is closed") }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            ioQueue.async {
+                // Batches enqueued before `failure` was set are written
+                // first; `enqueue` queues its flush after unlocking, so it
+                // may come after this block, and this flush writes them.
+                self.flush()
+                self.closeNow()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Carries out ``close()``, on the I/O queue.
+    private func closeNow() {
+        guard !isClosed else { return }
+        if files.logSize > max(compactionThreshold, files.snapshotSize) { compactNow() }
+        isClosed = true
+        files.closeLog()
+        directoryLock.release()
     }
 
     /// Makes the changes to the files that opening found due: cuts a torn
@@ -116,6 +181,7 @@ final class Journal: @unchecked Sendable {
 
     /// Carries out ``tidying``, on the I/O queue.
     private func tidy() throws(JournalError) {
+        guard !isClosed else { throw JournalError(.closed, "the journal is closed") }
         guard let pending = tidying else { return }
         if let length = pending.logLength { try files.truncateLog(to: length) }
         for file in pending.staleFiles { try? FileManager.default.removeItem(at: file) }

@@ -19,8 +19,13 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unsupportedVersion = Code("unsupportedVersion")
         /// Reading or writing a file failed.
         public static let io = Code("io")
-        /// The journal was closed after an earlier write failed.
+        /// The journal was closed, by its owner or after an earlier write failed.
         public static let closed = Code("closed")
+        /// Another open journal holds the directory, in this process or
+        /// another. The lock is advisory (`flock`) and the system releases it
+        /// when the process holding it dies, so a crash never leaves a
+        /// directory in use: this error always means a live owner.
+        public static let inUse = Code("inUse")
     }
 
     /// The kind of failure.

@@ -33,6 +33,13 @@ final class JournalFiles: @unchecked Sendable {
         if logDescriptor >= 0 { close(logDescriptor) }
     }
 
+    /// Closes the log's descriptor; a later append opens it again.
+    func closeLog() {
+        guard logDescriptor >= 0 else { return }
+        close(logDescriptor)
+        logDescriptor = -1
+    }
+
     static func snapshotName(_ generation: Int) -> String { "snapshot-\(generation).jsonl" }
     static func logName(_ generation: Int) -> String { "log-\(generation).jsonl" }
 
@@ -65,8 +72,11 @@ final class JournalFiles: @unchecked Sendable {
     /// Writes a snapshot of `documents` as the next generation, switches to
     /// a new empty log, and removes the previous generation's files. A
     /// crash at any point leaves either the old generation or the new one
-    /// whole. The snapshot goes out in chunks of about a megabyte, so
-    /// writing it never holds a second copy of the replica in memory.
+    /// whole. The new log is created before the snapshot is renamed into
+    /// place, so that every snapshot whose header says `"log":true` has its
+    /// log beside it, and a missing one is damage. The snapshot goes out in
+    /// chunks of about a megabyte, so writing it never holds a second copy
+    /// of the replica in memory.
     func writeSnapshot(of documents: [String: [UInt8]]) throws(JournalError) {
         let next = generation + 1
         let name = Self.snapshotName(next)
@@ -96,17 +106,39 @@ final class JournalFiles: @unchecked Sendable {
             throw error
         }
         close(descriptor)
-        guard rename(temporary, path(name)) == 0 else { throw Self.ioError("cannot rename \(name).tmp", errno) }
-        try syncDirectory()
-
-        let previous = generation
-        if logDescriptor >= 0 {
-            close(logDescriptor)
-            logDescriptor = -1
+        // The log's entry is synced before the rename's, so a crash never
+        // leaves the snapshot without it; a crash before the rename leaves
+        // an empty newer log, which opening treats as left over.
+        let logName = Self.logName(next)
+        let log = open(path(logName), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard log >= 0 else {
+            let code = errno
+            unlink(temporary)
+            throw Self.ioError("cannot create \(logName)", code)
         }
+        do throws(JournalError) {
+            try syncDirectory()
+        } catch {
+            close(log)
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path(name)) == 0 else {
+            let code = errno
+            close(log)
+            unlink(temporary)
+            throw Self.ioError("cannot rename \(name).tmp", code)
+        }
+
+        // The snapshot is in place, so the journal is on the new generation
+        // even if syncing the directory fails: appends go to the new log.
+        let previous = generation
+        closeLog()
+        logDescriptor = log
         generation = next
         logSize = 0
         snapshotSize = written
+        try syncDirectory()
         // The new snapshot holds everything; the old files are history.
         unlink(path(Self.logName(previous)))
         unlink(path(Self.snapshotName(previous)))

@@ -46,7 +46,11 @@ enum JournalLoader {
         let logs = names.compactMap { generation(of: $0, prefix: "log-") }.sorted()
 
         guard let newest = snapshots.last else {
-            if let log = logs.first {
+            // An empty first log alone is a crash while the journal was being created.
+            let firstLog = JournalFiles.logName(1)
+            var interrupted = false
+            if logs == [1] { interrupted = try isEmptyFile(directory.appendingPathComponent(firstLog), name: firstLog) }
+            if let log = logs.first, !interrupted {
                 throw JournalError(
                     .corrupted, file: JournalFiles.logName(log), "a log without its snapshot; the snapshot is missing")
             }
@@ -55,14 +59,20 @@ enum JournalLoader {
             try files.writeSnapshot(of: [:])
             return Loaded(documents: [:], files: files, tidying: nil)
         }
-        if let stray = logs.last, stray > newest {
-            throw JournalError(
-                .corrupted, file: JournalFiles.logName(stray), "a log newer than the newest snapshot (\(newest))")
+        // A compaction creates the next log before its snapshot: a crash in
+        // between leaves that log empty. Anything else newer is damage.
+        var leftOver: [String] = []
+        for stray in logs where stray > newest {
+            let name = JournalFiles.logName(stray)
+            guard stray == newest + 1, try isEmptyFile(directory.appendingPathComponent(name), name: name) else {
+                throw JournalError(.corrupted, file: name, "a log newer than the newest snapshot (\(newest))")
+            }
+            leftOver.append(name)
         }
 
         let snapshotName = JournalFiles.snapshotName(newest)
         let snapshot = try readFile(directory.appendingPathComponent(snapshotName), name: snapshotName)
-        var documents = try parseSnapshot(snapshot, name: snapshotName, generation: newest)
+        var (documents, hasLog) = try parseSnapshot(snapshot, name: snapshotName, generation: newest)
 
         let logName = JournalFiles.logName(newest)
         var logSize = 0
@@ -72,6 +82,9 @@ enum JournalLoader {
             let replay = try replayLog(log, name: logName, into: &documents)
             logSize = replay.validLength
             if replay.validLength < log.count { tornAt = replay.validLength }
+        } else if hasLog {
+            throw JournalError(
+                .corrupted, file: logName, "the log is missing; its snapshot says it was created (\(snapshotName))")
         }
 
         let files = JournalFiles(
@@ -80,7 +93,7 @@ enum JournalLoader {
         // the newest snapshot holds all they held.
         let stale =
             snapshots.filter { $0 < newest }.map(JournalFiles.snapshotName)
-            + logs.filter { $0 < newest }.map(JournalFiles.logName)
+            + logs.filter { $0 < newest }.map(JournalFiles.logName) + leftOver
         let tidying =
             tornAt == nil && stale.isEmpty
             ? nil : Tidying(logLength: tornAt, staleFiles: stale.map(directory.appendingPathComponent))
@@ -90,6 +103,12 @@ enum JournalLoader {
     private static func generation(of name: String, prefix: String) -> Int? {
         guard name.hasPrefix(prefix), name.hasSuffix(".jsonl") else { return nil }
         return Int(name.dropFirst(prefix.count).dropLast(".jsonl".count))
+    }
+
+    private static func isEmptyFile(_ url: URL, name: String) throws(JournalError) -> Bool {
+        var status = stat()
+        guard stat(url.path, &status) == 0 else { throw JournalFiles.ioError("cannot inspect \(name)", errno) }
+        return status.st_size == 0
     }
 
     /// Reads a whole file into one buffer, without going through `Data`.
@@ -128,7 +147,9 @@ enum JournalLoader {
         writer.appendInt(Int64(generation))
         writer.appendRaw(",\"entries\":")
         writer.appendInt(Int64(entries))
-        writer.appendRaw("}\n")
+        // The snapshot's log exists from before the snapshot does (see
+        // `JournalFiles.writeSnapshot`); snapshots without this may have none.
+        writer.appendRaw(",\"log\":true}\n")
     }
 
     /// Writes one document's line.
@@ -148,10 +169,13 @@ enum JournalLoader {
         writer.appendRaw("}\n")
     }
 
+    /// The snapshot's documents, and whether its header says its log was
+    /// created with it.
     private static func parseSnapshot(_ bytes: [UInt8], name: String, generation: Int) throws(JournalError)
-        -> [String: [UInt8]]
+        -> (documents: [String: [UInt8]], hasLog: Bool)
     {
         var documents: [String: [UInt8]] = [:]
+        var hasLog = false
         var lineNumber = 0
         var sawHeader = false
         var endCount: Int?
@@ -170,8 +194,9 @@ enum JournalLoader {
                 do {
                     try reader.expect(UInt8(ascii: "{"))
                     if !sawHeader {
-                        let entries = try parseHeader(&reader, generation: generation)
-                        documents.reserveCapacity(entries ?? 0)
+                        let header = try parseHeader(&reader, generation: generation)
+                        documents.reserveCapacity(header.entries ?? 0)
+                        hasLog = header.hasLog
                         sawHeader = true
                     } else {
                         let key = try reader.readString()
@@ -222,13 +247,16 @@ enum JournalLoader {
             throw JournalError(
                 .corrupted, file: name, "the end marker counts \(endCount) entries, the file holds \(documents.count)")
         }
-        return documents
+        return (documents, hasLog)
     }
 
     /// Checks the snapshot's first line; returns the number of entries it
-    /// announces, if it does.
-    private static func parseHeader(_ reader: inout RawJSONReader, generation: Int) throws -> Int? {
+    /// announces, if it does, and whether it says its log was created.
+    private static func parseHeader(_ reader: inout RawJSONReader, generation: Int) throws
+        -> (entries: Int?, hasLog: Bool)
+    {
         var format: String?
+        var hasLog = false
         var version: Int?
         var fileGeneration: Int?
         var entries: Int?
@@ -237,6 +265,9 @@ enum JournalLoader {
             try reader.expect(UInt8(ascii: ":"))
             switch key {
             case "format": format = try reader.readString()
+            case "log":
+                let range = try reader.skipValue()
+                hasLog = String(decoding: reader.bytes[range], as: UTF8.self) == "true"
             case "version", "generation", "entries":
                 let range = try reader.skipValue()
                 let number = Int(String(decoding: reader.bytes[range], as: UTF8.self))
@@ -259,7 +290,7 @@ enum JournalLoader {
         guard fileGeneration == generation else {
             throw RawJSONReader.Failure(offset: reader.position, message: "the header names another generation")
         }
-        return entries
+        return (entries, hasLog)
     }
 
     private static func nextNewline(in buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
