@@ -1,0 +1,29 @@
+import Cumulus
+import Testing
+
+/// Runs the documents' snippets that stand on their own; the others (an
+/// engine syncing in the background, a directory in Application Support)
+/// are only compiled.
+@Suite("Documentation snippets")
+struct DocumentationTests {
+    @Test("the README's quick start gives the record it describes, and decodes it back")
+    func quickStart() async throws {
+        let (record, back) = try await READMESnippets.quickStart()
+        #expect(record.recordType == "Landmark")
+        #expect(record.recordName == back.cloudIdentifier)
+        #expect(record["name"] == .string("Golden Gate Bridge"))
+        #expect(record["tags"] == .stringList(["bridge"]))
+        #expect(record["visited"] == nil)
+        #expect(record.metadata == nil)
+        #expect(back.name == "Golden Gate Bridge")
+        #expect(back.tags == ["bridge"])
+        #expect(back.visited == nil)
+    }
+
+    @Test("CumulusTesting's example: the phone's note reaches the laptop after two throttled saves")
+    func twoDevices() async throws {
+        let notes = try await CumulusTestingSnippets.twoDevices()
+        #expect(notes.map(\.title) == ["Groceries"])
+        #expect(notes.first?.cloudMetadata != nil)
+    }
+}
