@@ -29,7 +29,8 @@ class NodeSlot {
     @exclusivity(unchecked) var node: EncodedNode = .null
 }
 
-/// The members of a keyed container, in the order they were first written.
+/// The members of a keyed container, in the order they were first written
+/// (JSON is written in canonical order, see ``sortedPositions()``).
 final class ObjectNode {
     @exclusivity(unchecked) private(set) var keys: [String] = []
     @exclusivity(unchecked) private(set) var values: [EncodedNode] = []
@@ -65,6 +66,25 @@ final class ObjectNode {
         position(of: key).map { values[$0] }
     }
 
+    /// The positions of the members in canonical order: by the UTF-8 bytes
+    /// of their keys, compared byte by byte, which is the order of their
+    /// Unicode scalars (unlike `String`'s `<`, which compares canonical
+    /// equivalents as equal and is not the order the stream encoder sees).
+    func sortedPositions() -> [Int] {
+        var isSorted = true
+        for i in keys.indices.dropFirst() where !Self.precedes(keys[i - 1], keys[i]) {
+            isSorted = false
+            break
+        }
+        if isSorted { return Array(keys.indices) }
+        return keys.indices.sorted { Self.precedes(keys[$0], keys[$1]) }
+    }
+
+    /// Whether `a` comes before `b` in canonical order.
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
     private func position(of key: String) -> Int? {
         if let index { return index[key] }
         for i in keys.indices where keys[i] == key { return i }
@@ -84,6 +104,10 @@ extension EncodedNode {
     /// `JSONDecoder` reads it back: dates as seconds since 2001, data as
     /// base64, decimals as number literals. Non-finite numbers were refused
     /// when they were encoded.
+    ///
+    /// The JSON is canonical: every object's members are sorted by key, at
+    /// every depth (see ``ObjectNode/sortedPositions()``), so that equal
+    /// values give equal bytes whatever order a dictionary iterates in.
     func writeJSON(to writer: inout JSONWriter) {
         writer.makeUnique()
         writeJSONUnchecked(to: &writer)
@@ -113,8 +137,10 @@ extension EncodedNode {
             writer.put(UInt8(ascii: "{"))
             let keys = object.keys
             let values = object.values
-            for i in keys.indices {
-                if i > 0 { writer.put(UInt8(ascii: ",")) }
+            var first = true
+            for i in object.sortedPositions() {
+                if !first { writer.put(UInt8(ascii: ",")) }
+                first = false
                 writer.putString(keys[i])
                 writer.put(UInt8(ascii: ":"))
                 values[i].writeJSONUnchecked(to: &writer)

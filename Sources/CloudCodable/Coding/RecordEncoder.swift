@@ -16,6 +16,12 @@ import Foundation
 /// of structs as `BYTES` holding the value's JSON. `nil` leaves the field out.
 /// `Decimal` is stored as a `STRING`, which keeps every digit.
 ///
+/// Equal values encode to equal bytes, so that fields can be compared (the
+/// default ``CloudCodable/resolveConflict(client:server:ancestor:)`` does):
+/// nested JSON is canonical, every object's members sorted by the UTF-8
+/// bytes of their keys, struct keys included; and the elements of a `Set`
+/// are written sorted, not in the set's iteration order.
+///
 /// The encoder refuses a record whose fields take more than ``sizeLimit``
 /// bytes on the wire with a ``RecordTooLargeError``, and a value no field
 /// type can hold (an integer beyond `Int64`, a non-finite number) with an

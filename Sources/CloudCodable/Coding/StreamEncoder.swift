@@ -13,6 +13,11 @@ import Foundation
 /// (see ``RootUnkeyedEncodingContainer``): single values may form a list
 /// field, which only the tree can tell, so the tree encoder takes the value
 /// over; objects and arrays make it JSON, which the stream writes.
+///
+/// Objects come out canonical, members sorted by key as
+/// ``ObjectNode/sortedPositions()`` sorts them: an object whose keys arrive
+/// out of order (a dictionary's, or a struct's declared out of order) has
+/// its members reordered in the buffer when it closes.
 final class StreamEncoder: Encoder {
     enum Result {
         /// The root was a single value (a raw-value enum, a wrapper), or
@@ -34,6 +39,9 @@ final class StreamEncoder: Encoder {
         /// A summary of its keys (see ``FieldNameSummary``): a key whose bit
         /// is clear is new, without comparing it with the others.
         var seen: FieldNameSummary
+        /// Whether its keys so far came in canonical order; if not, its
+        /// members are sorted when it closes.
+        var isSorted = true
     }
 
     /// Objects with more keys than this go through the tree encoder, whose
@@ -115,13 +123,17 @@ final class StreamEncoder: Encoder {
         try value.encode(to: self)
         if failed { return .fallback }
         switch rootList {
-        case .tree(let tree, _):
+        case .tree(let tree, let array):
             rootList = .none
+            if TreeEncoder.isUnordered(T.self) { array.sortAsSet() }
             return .scalar(tree.node)
         case .undecided:
             // An empty unkeyed root, as the tree encoder gives it.
             rootList = .none
             return .scalar(.array(ArrayNode()))
+        case .stream where TreeEncoder.isUnordered(T.self):
+            // A set of objects or arrays: the tree sorts its elements.
+            return .fallback
         case .none, .stream:
             break
         }
@@ -216,9 +228,65 @@ final class StreamEncoder: Encoder {
     private func closeFrames(above depth: Int) {
         while stack.count > depth {
             let frame = stack.removeLast()
+            if !frame.isSorted { sortMembers(from: frame.keyStart) }
             writer.put(frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
             keys.removeSubrange(frame.keyStart...)
         }
+    }
+
+    /// Puts the members of the innermost object, whose keys are those from
+    /// `keyStart` on, in canonical order, where they are in the buffer. Its
+    /// members are complete, and their values already canonical (nested
+    /// objects closed first), so each moves as a block of bytes.
+    private func sortMembers(from keyStart: Int) {
+        let count = keys.count &- keyStart
+        guard count > 1 else { return }
+        let base = writer.base
+        // A member runs from its key's opening quote to the comma before
+        // the next member, or to the end of the buffer for the last one.
+        let regionStart = Int(keys[keyStart].start) &- 1
+        let regionCount = writer.length &- regionStart
+        withExtendedLifetime(writer.storage) {
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { order in
+                for i in 0..<count {
+                    // Insertion sort: objects here have at most 32 members.
+                    var j = i
+                    while j > 0, Self.precedes(keys[keyStart &+ i], keys[keyStart &+ order[j &- 1]], in: base) {
+                        order[j] = order[j &- 1]
+                        j &-= 1
+                    }
+                    order[j] = i
+                }
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: regionCount) { copy in
+                    let copy = copy.baseAddress!
+                    copy.update(from: base + regionStart, count: regionCount)
+                    var target = base + regionStart
+                    for k in 0..<count {
+                        let member = order[k]
+                        let start = Int(keys[keyStart &+ member].start) &- 1
+                        let end =
+                            member &+ 1 < count ? Int(keys[keyStart &+ member &+ 1].start) &- 2 : writer.length
+                        if k > 0 {
+                            target.pointee = UInt8(ascii: ",")
+                            target += 1
+                        }
+                        target.update(from: copy + (start &- regionStart), count: end &- start)
+                        target += end &- start
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether key `a` comes before key `b` in canonical order (see
+    /// ``ObjectNode/sortedPositions()``), both read from the buffer at `base`.
+    @inline(__always)
+    private static func precedes(
+        _ a: (start: Int32, count: Int32), _ b: (start: Int32, count: Int32), in base: UnsafePointer<UInt8>
+    ) -> Bool {
+        let shorter = Int(min(a.count, b.count))
+        let order = shorter == 0 ? 0 : memcmp(base + Int(a.start), base + Int(b.start), shorter)
+        return order != 0 ? order < 0 : a.count < b.count
     }
 
     /// Makes the container `serial` the innermost open one, closing the
@@ -264,7 +332,11 @@ final class StreamEncoder: Encoder {
             writer.put(name)
             writer.put(JSONText.quote)
             writer.put(UInt8(ascii: ":"))
-            keys.append((Int32(truncatingIfNeeded: start), Int32(truncatingIfNeeded: count)))
+            let key = (start: Int32(truncatingIfNeeded: start), count: Int32(truncatingIfNeeded: count))
+            if frame.isSorted, frame.count > 0, !Self.precedes(keys[keys.count &- 1], key, in: writer.base) {
+                stack[top].isSorted = false
+            }
+            keys.append(key)
             stack[top].count &+= 1
             stack[top].seen.insert(bit)
             expectingValue = true
@@ -332,8 +404,10 @@ final class StreamEncoder: Encoder {
             return
         }
         let depth = stack.count
+        let start = writer.length
         let outer = self.path
-        self.path = path()
+        let valuePath = path()
+        self.path = valuePath
         defer { self.path = outer }
         try value.encode(to: self)
         if failed { return }
@@ -343,6 +417,12 @@ final class StreamEncoder: Encoder {
             writer.put("{}")
         }
         closeFrames(above: depth)
+        // Only an array can be a set, and looking at its first byte is
+        // cheaper than asking about every value's type.
+        if writer.length > start, writer.base[start] == UInt8(ascii: "["), TreeEncoder.isUnordered(T.self) {
+            writer.length = start
+            try TreeEncoder.node(for: value, path: valuePath).writeJSON(to: &writer)
+        }
     }
 }
 
@@ -523,6 +603,9 @@ struct StreamSingleValueEncodingContainer: SingleValueEncodingContainer {
         // A wrapper forwards to its value at the same place.
         if let node = try TreeEncoder.knownNode(value, path: encoder.path) {
             encoder.write(node)
+        } else if TreeEncoder.isUnordered(T.self) {
+            // A wrapper of a set: the tree sorts its elements.
+            encoder.write(try TreeEncoder.node(for: value, path: encoder.path))
         } else {
             try value.encode(to: encoder)
         }

@@ -18,6 +18,7 @@ final class TreeEncoder: NodeSlot, Encoder {
         if let node = try knownNode(value, path: path()) { return node }
         let encoder = TreeEncoder(path: path())
         try value.encode(to: encoder)
+        if case .array(let array) = encoder.node, isUnordered(T.self) { array.sortAsSet() }
         return encoder.node
     }
 
