@@ -27,7 +27,9 @@ struct PendingChange: Sendable {
 }
 
 /// A change that was sent and not answered: the server may or may not
-/// have applied it, so it is settled against the server, never assumed unsent.
+/// have applied it, so it is settled against the server, never assumed
+/// unsent. A record can have several, when the answers to several sends
+/// were lost.
 struct SentWrite: Sendable {
     enum Kind: Sendable {
         /// A save of this record (its fields are how the engine recognises
@@ -141,20 +143,22 @@ enum DeleteDocument {
     }
 }
 
-/// The earlier-versions document: a JSON array of wire records, newest first.
-enum EarlierDocument {
-    static func json(_ versions: [EarlierVersion]) -> [UInt8] {
+/// A document that is a JSON array of wire records: the earlier versions
+/// of a record (newest first) and the saves in doubt (oldest first).
+enum RecordListDocument {
+    static func json(_ records: [[UInt8]]) -> [UInt8] {
         var bytes: [UInt8] = [UInt8(ascii: "[")]
-        for (index, version) in versions.enumerated() {
+        for (index, record) in records.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: version.json)
+            bytes.append(contentsOf: record)
         }
         bytes.append(UInt8(ascii: "]"))
         return bytes
     }
 
-    static func versions(_ json: [UInt8], key: String) throws -> [EarlierVersion] {
-        var versions: [EarlierVersion] = []
+    /// The records, each with its JSON; every one must be the record named `name`.
+    static func records(_ json: [UInt8], key: String, name: String) throws -> [(record: Record, json: [UInt8])] {
+        var records: [(record: Record, json: [UInt8])] = []
         do {
             try json.withUnsafeBufferPointer { buffer in
                 var reader = RawJSONReader(buffer, from: 0, to: buffer.count)
@@ -163,17 +167,20 @@ enum EarlierDocument {
                 repeat {
                     let range = try reader.skipValue()
                     let bytes = Array(buffer[range])
-                    let record = try WireFormat.decodeRecord(from: bytes)
-                    guard let tag = record.changeTag else {
-                        throw RawJSONReader.Failure(offset: range.lowerBound, message: "a version without a change tag")
-                    }
-                    versions.append(EarlierVersion(tag: tag, json: bytes))
+                    records.append((try WireFormat.decodeRecord(from: bytes), bytes))
                 } while reader.consume(UInt8(ascii: ","))
                 try reader.expect(UInt8(ascii: "]"))
+                guard reader.isAtEnd else {
+                    throw RawJSONReader.Failure(offset: reader.position, message: "text after the list")
+                }
             }
         } catch {
             throw JournalError(.corrupted, "the journal entry \(key) is not a list of records: \(error)")
         }
-        return versions
+        // Compared as strings, as the engine's tables compare names.
+        for entry in records where entry.record.recordName != name {
+            throw JournalError(.corrupted, "the journal entry \(key) holds the record '\(entry.record.recordName)'")
+        }
+        return records
     }
 }

@@ -42,11 +42,9 @@ extension Replica {
     private mutating func apply(fetched record: Record, _ prepared: Fetched, _ effects: inout Effects) throws {
         let name = record.recordName
         if pending[name] != nil {
-            if let sent = inDoubt[name], case .save(let sentRecord) = sent.kind,
-                Self.sameContent(sentRecord, record)
-            {
+            if let own = ownWrite(name, in: record) {
                 try acknowledge(
-                    name, record, generation: sent.generation, json: try prepared.json.get(),
+                    name, record, generation: own.generation, json: try prepared.json.get(),
                     model: prepared.model, &effects)
             }
             return

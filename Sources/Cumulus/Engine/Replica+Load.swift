@@ -56,7 +56,15 @@ extension Replica {
         }
         for document in earlierDocuments {
             let name = String(document.key.dropFirst(JournalKeys.earlierPrefix.count))
-            replica.earlier[name] = try EarlierDocument.versions(document.json, key: document.key)
+            var versions: [EarlierVersion] = []
+            for entry in try RecordListDocument.records(document.json, key: document.key, name: name) {
+                guard let tag = entry.record.changeTag else {
+                    throw JournalError(
+                        .corrupted, "the journal entry \(document.key) holds a version without a change tag")
+                }
+                versions.append(EarlierVersion(tag: tag, json: entry.json))
+            }
+            replica.earlier[name] = versions
         }
         try replica.loadInDoubt(sentDocuments, sentDeletes)
         return replica
@@ -67,19 +75,21 @@ extension Replica {
     /// (generation 0) only moves the pending change onto its version.
     private mutating func loadInDoubt(_ saves: [(key: String, json: [UInt8])], _ deletes: [String]) throws {
         for document in saves {
-            let record = try Self.journalRecord(document, prefix: JournalKeys.sentPrefix)
-            var generation = 0
-            if let change = pending[record.recordName], case .save(let queued) = change.kind,
-                Self.sameContent(queued, record)
-            {
-                generation = change.generation
+            let name = String(document.key.dropFirst(JournalKeys.sentPrefix.count))
+            for entry in try RecordListDocument.records(document.json, key: document.key, name: name) {
+                var generation = 0
+                if let change = pending[name], case .save(let queued) = change.kind,
+                    Self.sameContent(queued, entry.record)
+                {
+                    generation = change.generation
+                }
+                inDoubt[name, default: []].append(SentWrite(kind: .save(entry.record), generation: generation))
             }
-            inDoubt[record.recordName] = SentWrite(kind: .save(record), generation: generation)
         }
         for name in deletes {
             var generation = 0
             if let change = pending[name], case .delete = change.kind { generation = change.generation }
-            inDoubt[name] = SentWrite(kind: .delete, generation: generation)
+            inDoubt[name, default: []].append(SentWrite(kind: .delete, generation: generation))
         }
     }
 

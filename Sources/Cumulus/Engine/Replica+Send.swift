@@ -147,8 +147,8 @@ extension Replica {
     /// decides, with the version the local change was based on as the
     /// ancestor; a record that keeps conflicting is held back and reported.
     mutating func conflict(_ name: String, server record: Record, _ effects: inout Effects) throws {
-        if let sent = inDoubt[name], case .save(let sentRecord) = sent.kind, Self.sameContent(sentRecord, record) {
-            try acknowledge(name, record, generation: sent.generation, &effects)
+        if let own = ownWrite(name, in: record) {
+            try acknowledge(name, record, generation: own.generation, &effects)
             return
         }
         settle(name, &effects)
@@ -196,11 +196,6 @@ extension Replica {
             preconditionFailure("Internal inconsistency: no pending save of \(name)")
         }
         return record
-    }
-
-    /// Whether the server's record holds what this device sent.
-    static func sameContent(_ sent: Record, _ stored: Record) -> Bool {
-        sent.recordType == stored.recordType && sent.fields == stored.fields
     }
 }
 

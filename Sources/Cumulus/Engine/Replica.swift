@@ -49,8 +49,8 @@ struct Replica<Model: CloudCodable>: Sendable {
     var pending: [String: PendingChange] = [:]
     /// The models of pending saves, as the app handed them over (or as a merge made them).
     var pendingModels: [String: Model] = [:]
-    /// Changes sent whose answer did not come.
-    var inDoubt: [String: SentWrite] = [:]
+    /// Changes sent whose answer did not come, oldest first.
+    var inDoubt: [String: [SentWrite]] = [:]
     /// Records the server refused for good, not sent again until changed locally.
     var refused: [String: CloudError] = [:]
     var conflictAttempts: [String: Int] = [:]
@@ -285,7 +285,7 @@ struct Replica<Model: CloudCodable>: Sendable {
             versions.removeLast(versions.count - settings.earlierVersionLimit)
         }
         earlier[name] = versions
-        effects.journal.set(JournalKeys.earlier(name), EarlierDocument.json(versions))
+        effects.journal.set(JournalKeys.earlier(name), RecordListDocument.json(versions.map(\.json)))
     }
 
     /// The record is gone from the server, with what was kept of it.
@@ -295,23 +295,56 @@ struct Replica<Model: CloudCodable>: Sendable {
         if earlier.removeValue(forKey: name) != nil { effects.journal.remove(JournalKeys.earlier(name)) }
     }
 
+    /// How many unanswered sends of one record are remembered; older ones
+    /// only cost the recognition of a lost answer, which a conflict settles.
+    static var inDoubtLimit: Int { 8 }
+
     /// Records that a change was sent, before it is: until it is answered it is in doubt.
     mutating func setInDoubt(_ name: String, _ write: SentWrite, _ effects: inout Effects) {
-        inDoubt[name] = write
-        switch write.kind {
-        case .save(let record):
-            guard let json = try? WireFormat.encode(record) else {
-                preconditionFailure("Internal inconsistency: a queued record does not encode")
+        var writes = inDoubt[name] ?? []
+        writes.append(write)
+        if writes.count > Self.inDoubtLimit { writes.removeFirst(writes.count - Self.inDoubtLimit) }
+        inDoubt[name] = writes
+        var saves: [[UInt8]] = []
+        var deletes = false
+        for write in writes {
+            switch write.kind {
+            case .save(let record):
+                guard let json = try? WireFormat.encode(record) else {
+                    preconditionFailure("Internal inconsistency: a queued record does not encode")
+                }
+                saves.append(json)
+            case .delete:
+                deletes = true
             }
-            effects.journal.set(JournalKeys.sent(name), json)
-            effects.journal.remove(JournalKeys.sentDelete(name))
-        case .delete:
-            effects.journal.set(JournalKeys.sentDelete(name), Array("{}".utf8))
+        }
+        if saves.isEmpty {
             effects.journal.remove(JournalKeys.sent(name))
+        } else {
+            effects.journal.set(JournalKeys.sent(name), RecordListDocument.json(saves))
+        }
+        if deletes {
+            effects.journal.set(JournalKeys.sentDelete(name), Array("{}".utf8))
+        } else {
+            effects.journal.remove(JournalKeys.sentDelete(name))
         }
     }
 
-    /// The change sent for the record was answered, or cannot matter any more.
+    /// The save in doubt whose content the server's record holds: this
+    /// device's own write, come back.
+    func ownWrite(_ name: String, in record: Record) -> SentWrite? {
+        inDoubt[name]?.last { write in
+            if case .save(let sent) = write.kind { return Self.sameContent(sent, record) }
+            return false
+        }
+    }
+
+    /// Whether the server's record holds what this device sent.
+    static func sameContent(_ sent: Record, _ stored: Record) -> Bool {
+        sent.recordType == stored.recordType && sent.fields == stored.fields
+    }
+
+    /// The changes sent for the record were answered, or cannot matter any more.
     mutating func settle(_ name: String, _ effects: inout Effects) {
         guard inDoubt.removeValue(forKey: name) != nil else { return }
         effects.journal.remove(JournalKeys.sent(name))

@@ -29,7 +29,8 @@ extension SyncEngine {
             }
             guard results.count == batch.count else {
                 throw CloudError(
-                    .internalError, reason: "the server answered \(results.count) results for \(batch.count) operations")
+                    .internalError, reason: "the server answered \(results.count) results for \(batch.count) operations"
+                )
             }
             let answers = replica.apply(results, for: batch)
             try await carryOut(answers.effects)

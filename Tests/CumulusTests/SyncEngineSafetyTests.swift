@@ -1,0 +1,315 @@
+import CumulusTesting
+import Foundation
+import Testing
+
+@testable import Cumulus
+
+/// The cases in which a sync framework must never lose an edit or move
+/// data between accounts, each forced on the manual clock.
+@Suite("SyncEngine safety")
+struct SyncEngineSafetyTests {
+    let zone = ZoneID(zoneName: "Note")
+
+    /// The phone's engine, its handle and the sync task, with the sync
+    /// stopped in its first retry wait.
+    func syncWaitingForRetry(
+        _ engine: SyncEngine<Note>, clock: ManualClock
+    ) async -> Task<Void, any Error> {
+        let sync = Task { try await engine.sync() }
+        await clock.waitForSleepers(count: 1)
+        return sync
+    }
+
+    // MARK: The ancestor of a merge
+
+    @Test("an edit of a copy kept from before another device's edit keeps that edit")
+    func staleCopyKeepsOtherDevicesEdit() async throws {
+        let devices = Devices()
+        let (phone, _, _) = try await devices.engine()
+        let (laptop, _, _) = try await devices.engine()
+        try await phone.upload(Note(id: "n", title: "Eiffel", body: "1"))
+        try await phone.sync()
+        try await laptop.sync()
+        let kept = try #require(await laptop.model(withIdentifier: "n"))  // a detail screen's copy
+
+        var renamed = try #require(await phone.model(withIdentifier: "n"))
+        renamed.title = "Tour Eiffel"
+        try await phone.upload(renamed)
+        try await phone.sync()
+        try await laptop.sync()  // the laptop's replica now holds the rename
+
+        let events = Collected(laptop.events)
+        var edited = kept
+        edited.body = "99"
+        try await laptop.upload(edited)
+        try await laptop.sync()
+        try await phone.sync()
+
+        let expected = ["n", "Tour Eiffel", "99", nil]
+        #expect(await phone.model(withIdentifier: "n")?.content == expected)
+        #expect(await laptop.model(withIdentifier: "n")?.content == expected)
+        #expect(await events.waitUntil { $0.contains(.conflict(recordName: "n", resolution: .resolved)) })
+        #expect(!events.values.contains(.mergedWithoutAncestor(recordName: "n")))
+    }
+
+    @Test("a copy based on a version no longer kept is merged without an ancestor, and the app hears of it")
+    func unknownBaseMergesWithoutAncestor() async throws {
+        let devices = Devices()
+        let (phone, _, _) = try await devices.engine()
+        let (laptop, _, _) = try await devices.engine { $0.earlierVersionLimit = 0 }
+        try await phone.upload(Note(id: "n", title: "Eiffel", body: "1"))
+        try await phone.sync()
+        try await laptop.sync()
+        let kept = try #require(await laptop.model(withIdentifier: "n"))
+        var renamed = try #require(await phone.model(withIdentifier: "n"))
+        renamed.title = "Tour Eiffel"
+        try await phone.upload(renamed)
+        try await phone.sync()
+        try await laptop.sync()
+
+        let events = Collected(laptop.events)
+        var edited = kept
+        edited.body = "99"
+        try await laptop.upload(edited)
+        // Without an ancestor the default merge keeps every field of the local change.
+        #expect(await laptop.model(withIdentifier: "n")?.content == ["n", "Eiffel", "99", nil])
+        #expect(await events.waitUntil { $0.contains(.mergedWithoutAncestor(recordName: "n")) })
+
+        // A model without metadata for a record that exists is the same case.
+        var fresh = Note(id: "n", title: "Eiffel", body: "100")
+        fresh.cloudMetadata = nil
+        try await phone.upload(fresh)
+        let phoneEvents = Collected(phone.events)
+        try await phone.upload(fresh)
+        #expect(await phoneEvents.waitUntil { $0.contains(.mergedWithoutAncestor(recordName: "n")) })
+    }
+
+    // MARK: Each change once
+
+    @Test("an acknowledged upload reaches each reader once, not again when its own write is fetched")
+    func changesArriveOnce() async throws {
+        let (phone, _, _) = try await Devices().engine()
+        let changes = Collected(phone.changes)
+        try await phone.upload(Note(id: "n", title: "t"))
+        try await phone.sync()  // acknowledged, then the fetch brings the same version back
+        try await phone.upload(Note(id: "sentinel", title: "s"))
+        try await phone.sync()
+        let sawSentinel = await changes.waitUntil { values in
+            values.contains { if case .updated(let notes) = $0 { notes.contains { $0.id == "sentinel" } } else { false } }
+        }
+        #expect(sawSentinel)
+        let deliveries = changes.values.reduce(0) { count, change in
+            if case .updated(let notes) = change { return count + notes.filter { $0.id == "n" }.count }
+            return count
+        }
+        #expect(deliveries == 1)
+    }
+
+    // MARK: Accounts
+
+    @Test("a user switch during a retry wait sends nothing of the previous user's to the new one")
+    func switchDuringRetryWait() async throws {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let (phone, database, _) = try await devices.engine()
+        try await phone.upload([Note(id: "alice-1", title: "a"), Note(id: "alice-2", title: "b")])
+        try await phone.sync()
+
+        database.inject(.networkFailure(), count: 1000)
+        try await phone.upload(Note(id: "alice-3", title: "queued"))
+        let events = Collected(phone.events)
+        let sync = await syncWaitingForRetry(phone, clock: clock)
+        database.signOut()
+        database.signIn(as: "bob")
+        database.removeInjectedFaults()
+        clock.advance(by: .seconds(1))
+        try await sync.value
+
+        #expect(await devices.server.storedRecords(in: zone, of: "bob").isEmpty)
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").map(\.recordName) == ["alice-1", "alice-2"])
+        #expect(await phone.models.isEmpty)
+        let switched = await events.waitUntil {
+            $0.contains(.accountChanged(previousUser: "alice", newUser: "bob", discardedChanges: ["alice-3"]))
+        }
+        #expect(switched)
+        #expect(!events.values.contains(.zoneRecreated))
+    }
+
+    @Test("a zone found missing because another user signed in mid-sync is not recreated with the replica")
+    func zoneMissingAfterSwitchIsNotRecovery() async throws {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let (phone, database, _) = try await devices.engine()
+        try await phone.upload(Note(id: "alice-1", title: "a"))
+        try await phone.sync()
+        // The switch happens between the account check and the write.
+        let switching = InterposedDatabase(database) { _, _ in database.signIn(as: "bob") }
+        let engine = try await SyncEngine<Note>(
+            database: switching, directory: temporaryDirectory("switching"),
+            configuration: SyncConfiguration(automaticSync: false, retryPolicy: RetryPolicy(jitter: 0), clock: clock))
+        try await engine.upload(Note(id: "alice-2", title: "b"))
+        database.signIn(as: "alice")
+        try await engine.sync()
+        #expect(await devices.server.storedRecords(in: zone, of: "bob").isEmpty)
+    }
+
+    // MARK: Writes in doubt
+
+    @Test("a delete during a retry wait is what gets sent: the model stays deleted")
+    func deleteDuringRetryWait() async throws {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let (phone, database, _) = try await devices.engine()
+        try await phone.upload(Note(id: "n", title: "t"))
+        database.inject(.throttled(retryAfter: .seconds(30)), count: 1, on: [.modifyRecords])
+        let sync = await syncWaitingForRetry(phone, clock: clock)
+        try await phone.delete(identifiers: ["n"])
+        clock.advance(by: .seconds(30))
+        try await sync.value
+
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").isEmpty)
+        #expect(await phone.models.isEmpty)
+        #expect(await phone.pendingChangeCount == 0)
+    }
+
+    @Test("a delete after a lost create answer still deletes the record the create left on the server")
+    func deleteAfterLostCreateAnswer() async throws {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let (phone, database, _) = try await devices.engine()
+        try await phone.upload(Note(id: "n", title: "t"))
+        database.inject(.networkFailure(afterApplying: true), count: 1, on: [.modifyRecords])
+        let sync = await syncWaitingForRetry(phone, clock: clock)
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").count == 1)  // it arrived
+        try await phone.delete(identifiers: ["n"])
+        clock.advance(by: .seconds(1))
+        try await sync.value
+
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").isEmpty)
+        #expect(await phone.models.isEmpty)
+        #expect(await phone.pendingChangeCount == 0)
+    }
+
+    @Test("a revert after a lost answer stays reverted, with no conflict reported")
+    func revertAfterLostAnswer() async throws {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let (phone, database, _) = try await devices.engine()
+        try await phone.upload(Note(id: "n", title: "A"))
+        try await phone.sync()
+        var note = try #require(await phone.model(withIdentifier: "n"))
+        note.title = "B"
+        try await phone.upload(note)
+        database.inject(.networkFailure(afterApplying: true), count: 1, on: [.modifyRecords])
+        let events = Collected(phone.events)
+        let sync = await syncWaitingForRetry(phone, clock: clock)
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").first?["title"] == .string("B"))
+        note.title = "A"
+        try await phone.upload(note)
+        clock.advance(by: .seconds(1))
+        try await sync.value
+
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").first?["title"] == .string("A"))
+        #expect(await phone.model(withIdentifier: "n")?.title == "A")
+        #expect(await phone.pendingChangeCount == 0)
+        #expect(!events.values.contains { if case .conflict = $0 { true } else { false } })
+    }
+
+    @Test("a write in doubt survives a restart and is settled by the next engine")
+    func inDoubtAcrossRestart() async throws {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let directory = temporaryDirectory("doubt")
+        do {
+            let (phone, database, _) = try await devices.engine(directory: directory)
+            try await phone.upload(Note(id: "n", title: "t"))
+            database.inject(.networkFailure(afterApplying: true), count: 1, on: [.modifyRecords])
+            let sync = await syncWaitingForRetry(phone, clock: clock)
+            await phone.close()
+            await #expect(throws: CancellationError.self) { try await sync.value }
+        }
+        let (again, _, _) = try await devices.engine(directory: directory)
+        try await again.delete(identifiers: ["n"])
+        try await again.sync()
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").isEmpty)
+    }
+
+    // MARK: Closing and the directory
+
+    @Test("close ends the sync under way, refuses later calls and lets the directory open again at once")
+    func close() async throws {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let directory = temporaryDirectory("close")
+        let (phone, database, _) = try await devices.engine(directory: directory) { $0.automaticSync = true }
+        database.inject(.networkFailure(), count: 1000)
+        try await phone.upload(Note(id: "n", title: "t"))
+        await clock.waitForSleepers(count: 2)  // the poller and the run's retry wait
+        await phone.close()
+        await phone.close()
+        do {
+            try await phone.upload(Note(id: "m", title: "too late"))
+            Issue.record("an upload to a closed engine should throw")
+        } catch let error as SyncEngineError {
+            #expect(error.code == .closed)
+        }
+        await #expect(throws: SyncEngineError.self) { try await phone.sync() }
+
+        database.removeInjectedFaults()
+        let (again, _, _) = try await devices.engine(directory: directory)
+        #expect(await again.pendingChangeCount == 1)
+        try await again.sync()
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").map(\.recordName) == ["n"])
+    }
+
+    @Test("an engine let go in a retry wait leaves nothing behind that writes its directory")
+    func droppedEngineStops() async throws {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let directory = temporaryDirectory("dropped")
+        let database = devices.server.database(signedInAs: "alice")
+        database.inject(.networkFailure(), count: 1000)
+        let configuration = SyncConfiguration(
+            automaticSync: true, retryPolicy: RetryPolicy(jitter: 0), clock: clock)
+        for round in 0..<10 {
+            do {
+                let engine = try await SyncEngine<Note>(
+                    database: database, directory: directory, configuration: configuration)
+                try await engine.upload(Note(id: "n\(round)", title: "t"))
+                await clock.waitForSleepers(count: 2)  // the poller and the run's retry wait
+            }
+            // The directory is free once the journal's last write has
+            // finished, which may end just after the engine went away; an
+            // engine still held by its work would keep it for good, since
+            // the manual clock does not move.
+            var opened: SyncEngine<Note>?
+            for _ in 0..<200 where opened == nil {
+                opened = try? await SyncEngine<Note>(
+                    database: database, directory: directory,
+                    configuration: SyncConfiguration(automaticSync: false, clock: clock))
+                if opened == nil { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            let reopened = try #require(opened, "the directory is still held by the engine let go")
+            // Whatever the dropped engine had scheduled wakes up now, and must not touch the files.
+            clock.advance(by: .seconds(600))
+            #expect(await reopened.pendingChangeCount == round + 1)
+            await reopened.close()
+        }
+    }
+
+    @Test("a second engine on an open directory is refused with inUse")
+    func oneEnginePerDirectory() async throws {
+        let devices = Devices()
+        let directory = temporaryDirectory("twice")
+        let (first, _, _) = try await devices.engine(directory: directory)
+        do {
+            _ = try await devices.engine(directory: directory)
+            Issue.record("a second engine on the directory should be refused")
+        } catch let error as JournalError {
+            #expect(error.code == .inUse)
+            #expect(error.message.contains(directory.path))
+        }
+        await first.close()
+        _ = try await devices.engine(directory: directory)
+    }
+}
