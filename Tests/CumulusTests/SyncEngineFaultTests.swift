@@ -35,7 +35,9 @@ struct SyncEngineFaultTests {
         #expect(await devices.server.storedRecords(in: zone, of: "alice").count == 1)
     }
 
-    @Test("backoff grows exponentially without a retry-after, and gives up after the policy's attempts, the first included")
+    @Test(
+        "backoff grows exponentially without a retry-after, and gives up after the policy's attempts, the first included"
+    )
     func backoffAndGivingUp() async throws {
         let clock = ManualClock()
         let devices = Devices(clock: clock)

@@ -95,7 +95,9 @@ struct SyncEngineSafetyTests {
         try await phone.upload(Note(id: "sentinel", title: "s"))
         try await phone.sync()
         let sawSentinel = await changes.waitUntil { values in
-            values.contains { if case .updated(let notes) = $0 { notes.contains { $0.id == "sentinel" } } else { false } }
+            values.contains {
+                if case .updated(let notes) = $0 { notes.contains { $0.id == "sentinel" } } else { false }
+            }
         }
         #expect(sawSentinel)
         let deliveries = changes.values.reduce(0) { count, change in
@@ -115,7 +117,7 @@ struct SyncEngineSafetyTests {
         try await phone.upload([Note(id: "alice-1", title: "a"), Note(id: "alice-2", title: "b")])
         try await phone.sync()
 
-        database.inject(.networkFailure(), count: 1000)
+        database.inject(.networkFailure(), count: 1000, on: [.modifyRecords])
         try await phone.upload(Note(id: "alice-3", title: "queued"))
         let events = Collected(phone.events)
         let sync = await syncWaitingForRetry(phone, clock: clock)

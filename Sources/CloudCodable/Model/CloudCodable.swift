@@ -35,18 +35,33 @@ public protocol CloudCodable: Codable, Sendable {
     /// the type's name.
     static var cloudRecordType: String { get }
 
-    /// Decides what to upload when the server holds a newer version than the
-    /// one a local change was based on.
+    /// Decides what to upload when a newer version of the record exists than
+    /// the one a local change was based on.
+    ///
+    /// The sync engine calls it when the server refuses a change as stale,
+    /// and when an upload is based on an older version than the device
+    /// already holds (a copy kept while another device's edit arrived). It
+    /// runs on the engine, so keep it quick and free of side effects.
     ///
     /// - Parameters:
-    ///   - client: the local value that the server refused.
-    ///   - server: the server's current value, with its metadata.
-    ///   - ancestor: the last server version this device saw, when known.
-    /// - Returns: the value to upload on top of the server's version, or `nil`
-    ///   to accept the server's version and drop the local change.
+    ///   - client: the local value: the model as the app uploaded it (or
+    ///     as an earlier resolution left it).
+    ///   - server: the newer value, with its metadata: the server's current
+    ///     version, or the change already queued on this device.
+    ///   - ancestor: the version the local change was based on: the one
+    ///     whose change tag the uploaded model carried in ``cloudMetadata``.
+    ///     That is not simply the last version the device fetched, which may
+    ///     be newer than the copy the app edited. `nil` when it is not known:
+    ///     a model without metadata for a record that exists, or a version
+    ///     older than those the engine keeps (the engine reports it).
+    /// - Returns: the value to upload on top of `server`, or `nil` to accept
+    ///   `server` and drop the local change.
     ///
     /// The default is a field-level three-way merge: a field changed on one
     /// side only takes that side's value; a field changed on both sides (or
     /// any differing field when there is no ancestor) takes the client's.
+    /// Fields are compared as they encode: equal values encode to equal
+    /// fields (nested JSON has its keys sorted, sets their elements), so
+    /// only real edits count as changes.
     static func resolveConflict(client: Self, server: Self, ancestor: Self?) -> Self?
 }
