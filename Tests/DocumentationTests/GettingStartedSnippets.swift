@@ -16,12 +16,12 @@ enum GettingStartedSnippets {
     }
 
     static func example() async throws {
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:42
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:44
         let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
         let directory = support.appending(path: "Notes")
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let engine = try await SyncEngine<Note>(database: database, directory: directory)
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:62
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:64
         Task {
             for await change in engine.changes {
                 switch change {
@@ -30,9 +30,11 @@ enum GettingStartedSnippets {
                 }
             }
         }
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:79
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:81
         let groceries = Note(title: "Groceries")
         try await engine.upload(groceries)
         try await engine.delete(identifiers: [groceries.cloudIdentifier])
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:102
+        await engine.close()
     }
 }

@@ -36,7 +36,7 @@ enum READMESnippets {
         let engine = try await SyncEngine<Landmark>(database: database, directory: directory)
 
         Task {
-            for await change in engine.changes {  // every reader gets every change
+            for await change in engine.changes {  // every reader gets every change, once
                 switch change {
                 case .updated(let landmarks): print("changed:", landmarks.map(\.name))
                 case .deleted(let identifiers): print("deleted:", identifiers)
@@ -48,5 +48,6 @@ enum READMESnippets {
         try await engine.upload(ferryBuilding)  // returns once the change is on disk
         try await engine.delete([ferryBuilding])  // cancels a queued upload, or deletes on the server
         try await engine.sync()  // send what is pending, fetch, return when caught up
+        await engine.close()  // finish the journal's writes and release the directory
     }
 }

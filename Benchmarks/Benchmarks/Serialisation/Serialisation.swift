@@ -39,9 +39,7 @@ let benchmarks: @Sendable () -> Void = {
     registerCodecBenchmarks(WideRecord.self)
     registerSizeCheckBenchmarks()
 
-    // Engine workloads (upload → durable journal, sync round trips through
-    // InMemoryCloudDatabase and the record server) belong here or in further
-    // Benchmarks/<Name>/ targets once the engine lands.
+    // The engine's workloads are in Benchmarks/Engine.
 }
 
 /// One benchmark per Cumulus path and per Foundation baseline for `Model`,

@@ -5,8 +5,8 @@ import CloudCodable
 ///
 /// Each requirement is one call of the CloudKit Web Services protocol, with
 /// its semantics: ``InMemoryCloudDatabase`` (in `CumulusTesting`) is the
-/// reference implementation, and the HTTP client and the Cumulus server
-/// follow it. Requests that fail as a whole throw ``CloudError``; requests
+/// reference implementation, which any other implementation follows.
+/// Requests that fail as a whole throw ``CloudError``; requests
 /// about several items answer one result per item, in order, each of which
 /// may be a ``CloudError`` of its own.
 public protocol CloudDatabase: Sendable {

@@ -4,9 +4,9 @@ import Foundation
 /// A whole cloud container in memory: every user's private database, the
 /// public database, and the faults a test wants the server to have.
 ///
-/// The server is the reference semantics of ``CloudDatabase``: the HTTP
-/// client and the Cumulus server behave as it does. Clients reach it through
-/// handles, one per device:
+/// The server is the reference semantics of ``CloudDatabase``: any other
+/// implementation behaves as it does. Clients reach it through handles, one
+/// per device:
 ///
 /// ```swift
 /// let server = InMemoryCloudServer(clock: ManualClock())
