@@ -34,8 +34,9 @@ struct Oracle {
         var writes: [Write] = []
         /// A change of the record was discarded on a user switch.
         var withdrawnAt: Int?
-        /// The zone was deleted behind the devices' backs while the record was known.
-        var zoneWiped = false
+        /// When the zone was last deleted behind the devices' backs while
+        /// the record was known: devices then send their copies again.
+        var zoneWipedAt: Int?
         /// The server held the record at some check.
         var everStored = false
 
@@ -55,7 +56,7 @@ struct Oracle {
             (live[field]?[value] ?? 0) > 0 || reintroduced[field]?.contains(value) == true
         }
 
-        var everDeleted: Bool { zoneWiped || writes.contains(where: \.isDelete) }
+        var everDeleted: Bool { zoneWipedAt != nil || writes.contains(where: \.isDelete) }
     }
 
     private(set) var entries: [String: Entry] = [:]
@@ -71,12 +72,16 @@ struct Oracle {
         entries[note.id] = entry
     }
 
-    /// `field` of the record was set from `old` (what the edited copy held) to `new`.
-    mutating func edited(
-        _ identifier: String, field: SimField, from old: String, to new: String, device: Int, tick: Int
-    ) {
+    /// `field` of the record was set to `new` on `copy`.
+    mutating func edited(_ copy: SimNote, field: SimField, to new: String, device: Int, tick: Int) {
+        let identifier = copy.id
         var entry = entries[identifier] ?? Entry()
-        entry.supersede(old, in: field)
+        if entry.writes.contains(where: \.isDelete) {
+            // Once deleted, an edit may bring the record back as a whole:
+            // every field of the copy, superseded or not.
+            for other in SimField.allCases { entry.reintroduced[other, default: []].insert(other.value(of: copy)) }
+        }
+        entry.supersede(field.value(of: copy), in: field)
         entry.introduce(new, in: field)
         entry.writes.append(Write(device: device, tick: tick, isDelete: false))
         entries[identifier] = entry
@@ -116,8 +121,8 @@ struct Oracle {
     }
 
     /// The user's zone was deleted: whatever it held may be gone.
-    mutating func zoneDeleted(owner user: String) {
-        for name in entries.keys where SimNote.owner(of: name) == user { entries[name]!.zoneWiped = true }
+    mutating func zoneDeleted(owner user: String, tick: Int) {
+        for name in entries.keys where SimNote.owner(of: name) == user { entries[name]!.zoneWipedAt = tick }
     }
 
     /// The server held the record.
@@ -137,7 +142,8 @@ struct Oracle {
             if let note = present[name] {
                 found += valueViolations(entry, note)
                 if let last = entry.writes.last, last.isDelete, last.dominant,
-                    entry.withdrawnAt.map({ $0 < last.tick }) ?? true
+                    entry.withdrawnAt.map({ $0 < last.tick }) ?? true,
+                    entry.zoneWipedAt.map({ $0 < last.tick }) ?? true
                 {
                     found.append((.presence, "\(name) is present, but its last write was a delete that saw every edit"))
                 }
@@ -149,7 +155,7 @@ struct Oracle {
     }
 
     private func valueViolations(_ entry: Entry, _ note: SimNote) -> [(SimulationInvariant, String)] {
-        guard entry.withdrawnAt == nil, !entry.zoneWiped else { return [] }
+        guard entry.withdrawnAt == nil, entry.zoneWipedAt == nil else { return [] }
         return SimField.allCases.compactMap { field in
             let value = field.value(of: note)
             guard !entry.isLive(value, in: field) else { return nil }

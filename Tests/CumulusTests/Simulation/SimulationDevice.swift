@@ -17,6 +17,10 @@ final class SimulationDevice {
     /// Runs of `sync()` that ended on this engine instance.
     var runs = 0
     var offline = false
+    /// The user the engine's data belongs to, as far as its syncs and
+    /// events tell: an app names new records after it, and creates none
+    /// before the engine has seen a user (it would adopt whoever comes first).
+    var engineUser: String?
     /// How many times the device's user changed (sign-ins and sign-outs).
     var accountChanges = 0
     /// The user and the start of the last sync that succeeded and left

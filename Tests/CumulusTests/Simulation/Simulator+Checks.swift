@@ -27,16 +27,18 @@ extension Simulator {
             device.offline = false
             device.handle.signIn(as: user)
         }
-        try await syncUntilQuiet()
+        try await syncUntilQuiet(user)
         try await checkOwnRecordsOnly()
         try await checkConvergence(of: user)
         try await checkOracle()
     }
 
-    /// Rounds of `sync()` on every device until a round changes nothing.
-    private func syncUntilQuiet() async throws {
+    /// Rounds of `sync()` on every device until a round changes nothing:
+    /// no replica, not the user's zone, and nothing left pending.
+    private func syncUntilQuiet(_ user: String) async throws {
         for _ in 1...8 {
             let before = await replicas()
+            let zoneBefore = try await storedNotes(of: user).map(\.content)
             for device in devices {
                 if case .failed(let error) = try await sync(device, duringRetries: false) {
                     throw InvariantBroken(
@@ -46,7 +48,8 @@ extension Simulator {
             }
             var pending = 0
             for device in devices { pending += await device.engine?.pendingChangeCount ?? 0 }
-            if pending == 0, await replicas() == before { return }
+            let zoneAfter = try await storedNotes(of: user).map(\.content)
+            if pending == 0, zoneAfter == zoneBefore, await replicas() == before { return }
         }
         throw InvariantBroken(invariant: .convergence, detail: "still changing after 8 rounds of syncs")
     }
@@ -70,7 +73,7 @@ extension Simulator {
     }
 
     /// Every device holds what the user's zone holds, change tags included.
-    private func checkConvergence(of user: String) async throws {
+    func checkConvergence(of user: String) async throws {
         let stored = Dictionary(uniqueKeysWithValues: try await storedNotes(of: user).map { ($0.id, $0.content) })
         for (device, replica) in zip(devices, await replicas()) where replica != stored {
             let names = Set(replica.keys).union(stored.keys).sorted()

@@ -49,7 +49,11 @@ extension Simulator {
     // MARK: Writes
 
     private func create(on device: SimulationDevice) async throws {
-        guard let engine = device.engine, let user = device.handle.signedInUser ?? device.lastSync?.user else { return }
+        // While the device's user and the engine's differ, the engine has
+        // not seen the switch yet: whose record it would be is undecided.
+        guard let engine = device.engine, let user = device.handle.signedInUser, user == device.engineUser else {
+            return
+        }
         createdCount[user, default: 0] += 1
         var note = SimNote(id: "\(user)-\(createdCount[user]!)", title: "", body: "", count: 0, tags: [])
         for field in SimField.allCases { field.set(freshValue(field), on: &note) }
@@ -100,7 +104,7 @@ extension Simulator {
         let old = field.value(of: note)
         field.set(value, on: &edited)
         try await write("\(label) \(note.id)") { try await engine.upload(edited) }
-        oracle.edited(note.id, field: field, from: old, to: value, device: device.index, tick: nextTick())
+        oracle.edited(note, field: field, to: value, device: device.index, tick: nextTick())
         device.lastEdits[note.id, default: [:]][field] = old
         device.forget(note.id)
         let tag = note.cloudMetadata?.changeTag ?? "nil"
@@ -201,7 +205,7 @@ extension Simulator {
     private func deleteZone(of device: SimulationDevice) async {
         let user = device.handle.signedInUser ?? random.pick(users)
         _ = await server.deleteZone(zone, ownedBy: user)
-        oracle.zoneDeleted(owner: user)
+        oracle.zoneDeleted(owner: user, tick: nextTick())
         stats.faults["zoneDeleted", default: 0] += 1
         record("server deletes \(user)'s zone")
     }

@@ -42,6 +42,7 @@ extension Simulator {
                 stats.operationsDuringRetries += 1
                 record("d\(device.index)'s sync waits until \(clock.pendingDeadlines.first?.offset ?? .zero):")
                 if operation == .kill {
+                    try await readEventsBeforeKill(of: device)
                     task.cancel()
                     zombies.append(Zombie(sleepers: device.sleepers, completion: completion))
                     try await kill(device)
@@ -83,12 +84,13 @@ extension Simulator {
         device.syncCount += 1
         let pending = await engine.pendingChangeCount
         record("d\(device.index) synced, \(pending) pending")
-        guard pending == 0, let user, user == device.handle.signedInUser, accountChanges == device.accountChanges
-        else { return }
+        guard let user, user == device.handle.signedInUser, accountChanges == device.accountChanges else { return }
+        device.engineUser = user
+        guard pending == 0 else { return }
         oracle.published(device: device.index, tick: nextTick())
         device.lastSync = (user, start)
         let models = await engine.models
-        if !models.isEmpty, random.chance(0.5) {
+        for _ in 0..<2 where !models.isEmpty && random.chance(0.6) {
             let note = random.pick(models)
             device.screens[note.id] = (note, device.syncCount)
         }
@@ -113,7 +115,27 @@ extension Simulator {
         while log.finishedRuns < device.runs {
             try await idle(&spins, "the events of device \(device.index)")
         }
-        let events = log.events(from: device.eventsRead)
+        handle(log.events(from: device.eventsRead), of: device)
+    }
+
+    /// Reads what the engine reported before it is killed mid-run (a user
+    /// switch at the run's start, say). No event marks the end of what it
+    /// yielded so far, so this waits until the log stops growing.
+    private func readEventsBeforeKill(of device: SimulationDevice) async throws {
+        guard let log = device.events else { return }
+        var count = log.events(from: 0).count
+        var unchanged = 0
+        var spins = 0
+        while unchanged < 50 {
+            try await idle(&spins, "the events of device \(device.index)")
+            let now = log.events(from: 0).count
+            unchanged = now == count ? unchanged + 1 : 0
+            count = now
+        }
+        handle(log.events(from: device.eventsRead), of: device)
+    }
+
+    private func handle(_ events: [SyncEvent], of device: SimulationDevice) {
         device.eventsRead += events.count
         for event in events {
             switch event {
@@ -121,6 +143,7 @@ extension Simulator {
                 let now = nextTick()
                 for name in discarded { oracle.withdraw(name, tick: now) }
                 device.forgetAll()
+                device.engineUser = new
                 record("d\(device.index) account \(previous ?? "nil") -> \(new ?? "nil"), discarded \(discarded)")
             case .conflict(let name, let resolution):
                 stats.conflicts += 1

@@ -84,7 +84,7 @@ final class Simulator {
         }
     }
 
-    private func setUp() async throws {
+    func setUp() async throws {
         let count = random.int(in: 2...4)
         for index in 0..<count {
             let directory = root.appendingPathComponent("device\(index)")
@@ -97,7 +97,7 @@ final class Simulator {
         record("\(count) devices signed in as alice")
     }
 
-    private func tearDown() {
+    func tearDown() {
         for device in devices {
             device.engine = nil
             device.events = nil
