@@ -29,3 +29,15 @@ struct SimulationTests {
         for failure in failures { Issue.record("\(failure)") }
     }
 }
+
+/// Runs the histories `options` names, one after another.
+func runSimulation(_ options: SimulationOptions) async -> (stats: SimulationStats, failures: [SimulationFailure]) {
+    var stats = SimulationStats()
+    var failures: [SimulationFailure] = []
+    for seed in options.seeds {
+        let simulator = Simulator(seed: seed, options: options)
+        if let failure = await simulator.run() { failures.append(failure) }
+        stats.add(simulator.stats)
+    }
+    return (stats, failures)
+}

@@ -97,15 +97,3 @@ extension Simulator {
             invariant: first.0, detail: violations.prefix(4).map(\.1).joined(separator: "; "))
     }
 }
-
-/// Runs the histories `options` names, one after another.
-func runSimulation(_ options: SimulationOptions) async -> (stats: SimulationStats, failures: [SimulationFailure]) {
-    var stats = SimulationStats()
-    var failures: [SimulationFailure] = []
-    for seed in options.seeds {
-        let simulator = Simulator(seed: seed, options: options)
-        if let failure = await simulator.run() { failures.append(failure) }
-        stats.add(simulator.stats)
-    }
-    return (stats, failures)
-}
