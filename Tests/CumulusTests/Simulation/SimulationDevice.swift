@@ -1,0 +1,53 @@
+import Cumulus
+import CumulusTesting
+import Foundation
+
+/// One simulated device: its handle on the server, its journal directory,
+/// the engine open on it, and what its app keeps on screen.
+final class SimulationDevice {
+    let index: Int
+    let handle: InMemoryCloudDatabase
+    let directory: URL
+    var engine: SyncEngine<SimNote>?
+    /// The sleepers of ``engine`` on the history's clock.
+    var sleepers = SleeperCount()
+    var events: EventLog?
+    /// Events of ``events`` already looked at.
+    var eventsRead = 0
+    /// Runs of `sync()` that ended on this engine instance.
+    var runs = 0
+    var offline = false
+    /// The user the engine's data belongs to, as far as its syncs and
+    /// events tell: an app names new records after it, and creates none
+    /// before the engine has seen a user (it would adopt whoever comes first).
+    var engineUser: String?
+    /// How many times the device's user changed (sign-ins and sign-outs).
+    var accountChanges = 0
+    /// The user and the start of the last sync that succeeded and left
+    /// nothing pending: what this device has seen of the server.
+    var lastSync: (user: String, tick: Int)?
+    /// Successful syncs so far, to age the copies on screen.
+    var syncCount = 0
+    /// Copies the app keeps on screen (a detail view), with the sync count
+    /// they were taken at; only unedited engine copies, taken with nothing pending.
+    var screens: [String: (note: SimNote, takenAt: Int)] = [:]
+    /// For each record and field, the value before this device's last edit of it.
+    var lastEdits: [String: [SimField: String]] = [:]
+
+    init(index: Int, handle: InMemoryCloudDatabase, directory: URL) {
+        self.index = index
+        self.handle = handle
+        self.directory = directory
+    }
+
+    /// The app forgets what it kept of `identifier` (it wrote the record).
+    func forget(_ identifier: String) {
+        screens[identifier] = nil
+    }
+
+    /// The app forgets everything it kept (a restart or another user).
+    func forgetAll() {
+        screens.removeAll()
+        lastEdits.removeAll()
+    }
+}

@@ -1,0 +1,182 @@
+import Cumulus
+import Foundation
+
+/// The properties a history must keep.
+enum SimulationInvariant: String, Sendable, CaseIterable {
+    /// Once faults stop and every device synced until quiet, the devices of
+    /// one user and that user's zone hold the same models and change tags.
+    case convergence
+    /// Every field of every present record holds a value no edit superseded.
+    case noLostEdit
+    /// A record never deleted is present; one deleted after every edit is absent.
+    case presence
+    /// No record reaches the database of a user other than the one who made it.
+    case ownRecordsOnly
+    /// A journal always opens again.
+    case journalOpens
+    /// The engine threw an error that is not a ``CloudError``.
+    case unexpectedError
+    /// The engine stopped making progress on the manual clock.
+    case stalled
+}
+
+/// A broken invariant: what the simulator prints, with the seed that replays it.
+struct SimulationFailure: Error, CustomStringConvertible {
+    var seed: UInt64
+    var invariant: SimulationInvariant
+    var detail: String
+    var logTail: [String]
+
+    var description: String {
+        """
+        Simulation history \(seed) broke \(invariant.rawValue): \(detail)
+        Replay: SWIFT_DETERMINISTIC_HASHING=1 CUMULUS_SIMULATION_SEED=\(seed) swift test --filter Simulation
+        Last operations:
+        \(logTail.map { "  " + $0 }.joined(separator: "\n"))
+        """
+    }
+}
+
+/// Thrown inside a history to stop it at the first broken invariant.
+struct InvariantBroken: Error {
+    var invariant: SimulationInvariant
+    var detail: String
+}
+
+/// The operations a history is made of; each can be switched off with
+/// `CUMULUS_SIMULATION_WITHOUT=<name>,<name>` to look past a failure.
+enum SimulationOperation: String, CaseIterable, Sendable {
+    case create, edit, staleEdit, revert, delete, sync
+    case connectivity, restart, kill, switchUser, signOut
+    case fault, lostAnswer, zoneDelete, expireTokens
+    /// Operations on a device while its sync waits to retry.
+    case duringRetry
+}
+
+/// How many histories of how many operations, from which seeds.
+struct SimulationOptions: Sendable {
+    var seeds: [UInt64]
+    var operations: Int
+    var disabled: Set<SimulationOperation> = []
+    /// How many of the last operations a failure prints (`CUMULUS_SIMULATION_LOG_LINES`).
+    var logLines = 40
+
+    /// The fixed set the test runs, or what the environment asks:
+    /// `CUMULUS_SIMULATION_SEED` (one history), `CUMULUS_SIMULATION_HISTORIES`
+    /// (long mode, from `CUMULUS_SIMULATION_FIRST_SEED`, default 1),
+    /// `CUMULUS_SIMULATION_OPERATIONS`, `CUMULUS_SIMULATION_WITHOUT` and
+    /// `CUMULUS_SIMULATION_LOG_LINES`.
+    static func fromEnvironment(defaultHistories: Int = 40, defaultOperations: Int = 150) -> SimulationOptions {
+        let environment = ProcessInfo.processInfo.environment
+        let operations = environment["CUMULUS_SIMULATION_OPERATIONS"].flatMap { Int($0) } ?? defaultOperations
+        var options: SimulationOptions
+        if let seed = environment["CUMULUS_SIMULATION_SEED"].flatMap({ UInt64($0) }) {
+            options = SimulationOptions(seeds: [seed], operations: operations)
+        } else {
+            let count = environment["CUMULUS_SIMULATION_HISTORIES"].flatMap { Int($0) } ?? defaultHistories
+            let first = environment["CUMULUS_SIMULATION_FIRST_SEED"].flatMap { UInt64($0) } ?? 1
+            options = SimulationOptions(seeds: (0..<UInt64(max(0, count))).map { first + $0 }, operations: operations)
+        }
+        options.logLines = environment["CUMULUS_SIMULATION_LOG_LINES"].flatMap { Int($0) } ?? options.logLines
+        for name in (environment["CUMULUS_SIMULATION_WITHOUT"] ?? "").split(separator: ",") {
+            if let operation = SimulationOperation(rawValue: name.trimmingCharacters(in: .whitespaces)) {
+                options.disabled.insert(operation)
+            }
+        }
+        return options
+    }
+}
+
+/// The figures of a run, printed as one summary line.
+struct SimulationStats: Sendable {
+    var histories = 0
+    var failedHistories = 0
+    var operations = 0
+    var faults: [String: Int] = [:]
+    var restarts = 0
+    var kills = 0
+    var userSwitches = 0
+    var syncs = 0
+    var retryWaits = 0
+    var operationsDuringRetries = 0
+    var conflicts = 0
+    var failures: [SimulationInvariant: Int] = [:]
+
+    mutating func add(_ other: SimulationStats) {
+        histories += other.histories
+        failedHistories += other.failedHistories
+        operations += other.operations
+        faults.merge(other.faults, uniquingKeysWith: +)
+        restarts += other.restarts
+        kills += other.kills
+        userSwitches += other.userSwitches
+        syncs += other.syncs
+        retryWaits += other.retryWaits
+        operationsDuringRetries += other.operationsDuringRetries
+        conflicts += other.conflicts
+        failures.merge(other.failures, uniquingKeysWith: +)
+    }
+
+    /// One line: every figure, faults and failures by kind.
+    var summary: String {
+        let faultList = faults.keys.sorted().map { "\($0)=\(faults[$0]!)" }.joined(separator: " ")
+        let failureList = failures.keys.map(\.rawValue).sorted().map { name in
+            "\(name)=\(failures[SimulationInvariant(rawValue: name)!]!)"
+        }
+        return "Simulation: histories=\(histories) failed=\(failedHistories) operations=\(operations)"
+            + " syncs=\(syncs) retryWaits=\(retryWaits) operationsDuringRetries=\(operationsDuringRetries)"
+            + " restarts=\(restarts) kills=\(kills) userSwitches=\(userSwitches) conflicts=\(conflicts)"
+            + " faults[\(faultList)] failures[\(failureList.joined(separator: " "))]"
+    }
+}
+
+/// The events of one engine instance, collected as they come.
+final class EventLog: @unchecked Sendable {
+    // Safety: `events` is only touched under `lock`.
+    private let lock = NSLock()
+    private var events: [SyncEvent] = []
+    private var task: Task<Void, Never>?
+
+    init(_ stream: AsyncStream<SyncEvent>) {
+        task = Task { [weak self] in
+            for await event in stream { self?.append(event) }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    private func append(_ event: SyncEvent) {
+        lock.withLock { events.append(event) }
+    }
+
+    /// The events from `index` on.
+    func events(from index: Int) -> [SyncEvent] {
+        lock.withLock { index < events.count ? Array(events[index...]) : [] }
+    }
+
+    /// How many runs have ended (each run's last event is `syncFinished`).
+    var finishedRuns: Int {
+        lock.withLock {
+            events.reduce(0) { count, event in
+                if case .syncFinished = event { count + 1 } else { count }
+            }
+        }
+    }
+}
+
+/// The outcome of a task the simulator polls instead of awaiting, so that
+/// it can move the clock while the task waits on it.
+final class Completion: @unchecked Sendable {
+    // Safety: `result` is only touched under `lock`.
+    private let lock = NSLock()
+    private var result: (any Error)??
+
+    func finish(_ error: (any Error)?) {
+        lock.withLock { result = .some(error) }
+    }
+
+    /// `nil` while running; then `.some(nil)` for success or the error.
+    var outcome: (any Error)?? {
+        lock.withLock { result }
+    }
+}

@@ -1,0 +1,43 @@
+import Cumulus
+import Testing
+
+/// The seeded simulation: fixed histories in the test run, as many as
+/// `CUMULUS_SIMULATION_HISTORIES` asks in long mode, one seed with
+/// `CUMULUS_SIMULATION_SEED`.
+@Suite("Simulation", .serialized)
+struct SimulationTests {
+    @Test("seeded histories of several devices under faults keep every invariant")
+    func seededHistories() async {
+        let (stats, failures) = await runSimulation(.fromEnvironment())
+        print(stats.summary)
+        for failure in failures {
+            print(failure)
+            Issue.record("\(failure)")
+        }
+    }
+
+    @Test("histories without faults, restarts, user switches or stale copies keep every invariant")
+    func simpleHistories() async {
+        var options = SimulationOptions(seeds: Array(1...10), operations: 150)
+        options.disabled = [
+            .staleEdit, .connectivity, .restart, .kill, .switchUser, .signOut,
+            .fault, .lostAnswer, .zoneDelete, .expireTokens, .duringRetry,
+        ]
+        let (stats, failures) = await runSimulation(options)
+        print(stats.summary)
+        #expect(stats.histories == 10)
+        for failure in failures { Issue.record("\(failure)") }
+    }
+}
+
+/// Runs the histories `options` names, one after another.
+func runSimulation(_ options: SimulationOptions) async -> (stats: SimulationStats, failures: [SimulationFailure]) {
+    var stats = SimulationStats()
+    var failures: [SimulationFailure] = []
+    for seed in options.seeds {
+        let simulator = Simulator(seed: seed, options: options)
+        if let failure = await simulator.run() { failures.append(failure) }
+        stats.add(simulator.stats)
+    }
+    return (stats, failures)
+}

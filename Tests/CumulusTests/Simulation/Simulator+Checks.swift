@@ -1,0 +1,99 @@
+import Cumulus
+import CumulusTesting
+import Foundation
+
+extension Simulator {
+    /// No user's zone holds a record another user made; records seen here
+    /// are known to the oracle to have reached the server.
+    func checkOwnRecordsOnly() async throws {
+        for user in users {
+            for record in await server.storedRecords(in: zone, of: user) {
+                guard SimNote.owner(of: record.recordName) == user else {
+                    throw InvariantBroken(
+                        invariant: .ownRecordsOnly, detail: "\(user)'s zone holds \(record.recordName)")
+                }
+                oracle.stored(record.recordName)
+            }
+        }
+    }
+
+    /// Stops the faults, signs every device in as one user, syncs until
+    /// quiet, and checks convergence and the oracle.
+    func finish() async throws {
+        let user = random.pick(users)
+        record("faults stop; every device signs in as \(user)")
+        for device in devices {
+            device.handle.removeInjectedFaults()
+            device.offline = false
+            device.handle.signIn(as: user)
+        }
+        try await syncUntilQuiet(user)
+        try await checkOwnRecordsOnly()
+        try await checkConvergence(of: user)
+        try await checkOracle()
+    }
+
+    /// Rounds of `sync()` on every device until a round changes nothing:
+    /// no replica, not the user's zone, and nothing left pending.
+    private func syncUntilQuiet(_ user: String) async throws {
+        for _ in 1...8 {
+            let before = await replicas()
+            let zoneBefore = try await storedNotes(of: user).map(\.content)
+            for device in devices {
+                if case .failed(let error) = try await sync(device, duringRetries: false) {
+                    throw InvariantBroken(
+                        invariant: .convergence,
+                        detail: "device \(device.index)'s sync failed after the faults stopped: \(error)")
+                }
+            }
+            var pending = 0
+            for device in devices { pending += await device.engine?.pendingChangeCount ?? 0 }
+            let zoneAfter = try await storedNotes(of: user).map(\.content)
+            if pending == 0, zoneAfter == zoneBefore, await replicas() == before { return }
+        }
+        throw InvariantBroken(invariant: .convergence, detail: "still changing after 8 rounds of syncs")
+    }
+
+    private func replicas() async -> [[String: SimContent]] {
+        var result: [[String: SimContent]] = []
+        for device in devices {
+            let models = await device.engine?.models ?? []
+            result.append(Dictionary(uniqueKeysWithValues: models.map { ($0.id, $0.content) }))
+        }
+        return result
+    }
+
+    /// The notes a user's zone holds, with the server's metadata.
+    private func storedNotes(of user: String) async throws -> [SimNote] {
+        try await server.storedRecords(in: zone, of: user).map { record in
+            var note = try RecordDecoder().decode(SimNote.self, from: record)
+            note.cloudMetadata = record.metadata
+            return note
+        }
+    }
+
+    /// Every device holds what the user's zone holds, change tags included.
+    func checkConvergence(of user: String) async throws {
+        let stored = Dictionary(uniqueKeysWithValues: try await storedNotes(of: user).map { ($0.id, $0.content) })
+        for (device, replica) in zip(devices, await replicas()) where replica != stored {
+            let names = Set(replica.keys).union(stored.keys).sorted()
+            let differences = names.filter { replica[$0] != stored[$0] }.prefix(3).map { name in
+                "\(name): device \(replica[name]?.description ?? "absent"), server \(stored[name]?.description ?? "absent")"
+            }
+            throw InvariantBroken(
+                invariant: .convergence,
+                detail: "device \(device.index) differs from \(user)'s zone: \(differences.joined(separator: "; "))")
+        }
+    }
+
+    /// The oracle's checks against every user's zone.
+    private func checkOracle() async throws {
+        var violations: [(SimulationInvariant, String)] = []
+        for user in users {
+            violations += oracle.violations(owner: user, stored: try await storedNotes(of: user))
+        }
+        guard let first = violations.first else { return }
+        throw InvariantBroken(
+            invariant: first.0, detail: violations.prefix(4).map(\.1).joined(separator: "; "))
+    }
+}

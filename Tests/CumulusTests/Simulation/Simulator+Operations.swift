@@ -1,0 +1,219 @@
+import Cumulus
+import CumulusTesting
+import Foundation
+
+extension Simulator {
+    /// How often each operation is picked for a step.
+    static let stepWeights: [(SimulationOperation, Int)] = [
+        (.create, 8), (.edit, 20), (.staleEdit, 8), (.revert, 6), (.delete, 5), (.sync, 25),
+        (.connectivity, 3), (.restart, 3), (.switchUser, 2), (.signOut, 1),
+        (.fault, 8), (.lostAnswer, 4), (.zoneDelete, 1), (.expireTokens, 2),
+    ]
+
+    /// How often each operation is picked on a device whose sync waits to retry.
+    static let duringRetryWeights: [(SimulationOperation, Int)] = [
+        (.delete, 3), (.edit, 3), (.revert, 2), (.staleEdit, 1), (.create, 1),
+        (.switchUser, 1), (.signOut, 1), (.kill, 2), (.connectivity, 1),
+    ]
+
+    /// One random operation on one random device.
+    func step() async throws {
+        stats.operations += 1
+        let device = random.pick(devices)
+        guard let operation = random.weighted(enabled(Self.stepWeights)) else { return }
+        try await perform(operation, on: device)
+    }
+
+    /// Carries out `operation` on `device`; ``SimulationOperation/kill`` is
+    /// handled where a sync waits.
+    func perform(_ operation: SimulationOperation, on device: SimulationDevice) async throws {
+        switch operation {
+        case .create: try await create(on: device)
+        case .edit: try await edit(on: device)
+        case .staleEdit: try await staleEdit(on: device)
+        case .revert: try await revert(on: device)
+        case .delete: try await delete(on: device)
+        case .sync: _ = try await sync(device, duringRetries: !options.disabled.contains(.duringRetry))
+        case .connectivity: toggleConnectivity(of: device)
+        case .restart: try await restart(device)
+        case .switchUser: switchUser(of: device)
+        case .signOut: signOut(device)
+        case .fault: injectFault(on: device)
+        case .lostAnswer: injectLostAnswer(on: device)
+        case .zoneDelete: await deleteZone(of: device)
+        case .expireTokens: await expireTokens(of: device)
+        case .kill, .duringRetry: break
+        }
+    }
+
+    // MARK: Writes
+
+    private func create(on device: SimulationDevice) async throws {
+        // While the device's user and the engine's differ, the engine has
+        // not seen the switch yet: whose record it would be is undecided.
+        guard let engine = device.engine, let user = device.handle.signedInUser, user == device.engineUser else {
+            return
+        }
+        createdCount[user, default: 0] += 1
+        var note = SimNote(id: "\(user)-\(createdCount[user]!)", title: "", body: "", count: 0, tags: [])
+        for field in SimField.allCases { field.set(freshValue(field), on: &note) }
+        try await write("create \(note.id)") { try await engine.upload(note) }
+        oracle.created(note, device: device.index, tick: nextTick())
+        record("d\(device.index) create \(note.id) \(note.content)")
+    }
+
+    private func edit(on device: SimulationDevice) async throws {
+        guard let engine = device.engine else { return }
+        let models = await engine.models
+        guard !models.isEmpty else { return }
+        let note = random.pick(models)
+        let field = random.pick(SimField.allCases)
+        try await change(note, field, to: freshValue(field), on: device, label: "edit")
+    }
+
+    /// Edits a copy the app kept on screen from an earlier sync.
+    private func staleEdit(on device: SimulationDevice) async throws {
+        device.screens = device.screens.filter { device.syncCount - $0.value.takenAt <= 3 }
+        guard !device.screens.isEmpty else { return try await edit(on: device) }
+        let name = random.pick(device.screens.keys.sorted())
+        let field = random.pick(SimField.allCases)
+        try await change(device.screens[name]!.note, field, to: freshValue(field), on: device, label: "stale edit")
+    }
+
+    /// Sets a field back to what it held before this device's last edit of it.
+    private func revert(on device: SimulationDevice) async throws {
+        guard let engine = device.engine else { return }
+        var choices: [(String, SimField, String)] = []
+        for name in device.lastEdits.keys.sorted() {
+            for field in SimField.allCases {
+                if let old = device.lastEdits[name]?[field] { choices.append((name, field, old)) }
+            }
+        }
+        guard !choices.isEmpty else { return try await edit(on: device) }
+        let (name, field, old) = random.pick(choices)
+        guard let note = await engine.model(withIdentifier: name), field.value(of: note) != old else { return }
+        try await change(note, field, to: old, on: device, label: "revert")
+    }
+
+    /// Uploads `note` with `field` set to `value` and tells the oracle.
+    private func change(
+        _ note: SimNote, _ field: SimField, to value: String, on device: SimulationDevice, label: String
+    ) async throws {
+        guard let engine = device.engine else { return }
+        var edited = note
+        let old = field.value(of: note)
+        field.set(value, on: &edited)
+        try await write("\(label) \(note.id)") { try await engine.upload(edited) }
+        oracle.edited(note, field: field, to: value, device: device.index, tick: nextTick())
+        device.lastEdits[note.id, default: [:]][field] = old
+        device.forget(note.id)
+        let tag = note.cloudMetadata?.changeTag ?? "nil"
+        record("d\(device.index) \(label) \(note.id).\(field) \(old) -> \(value) (copy @\(tag))")
+    }
+
+    private func delete(on device: SimulationDevice) async throws {
+        guard let engine = device.engine else { return }
+        let models = await engine.models
+        guard !models.isEmpty else { return }
+        let name = random.pick(models).id
+        try await write("delete \(name)") { try await engine.delete(identifiers: [name]) }
+        let owner = SimNote.owner(of: name)
+        let lastSync = device.lastSync.flatMap { $0.user == owner ? $0.tick : nil }
+        oracle.deleted(name, device: device.index, tick: nextTick(), lastSync: lastSync)
+        device.forget(name)
+        device.lastEdits[name] = nil
+        record("d\(device.index) delete \(name)")
+    }
+
+    /// Runs a local write; one that throws is not a failure of the world.
+    private func write(_ what: String, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            throw InvariantBroken(invariant: .unexpectedError, detail: "\(what) threw \(error)")
+        }
+    }
+
+    // MARK: Devices and accounts
+
+    private func toggleConnectivity(of device: SimulationDevice) {
+        device.offline.toggle()
+        if device.offline {
+            device.handle.inject(.networkFailure(), count: 1_000_000)
+            stats.faults["offline", default: 0] += 1
+        } else {
+            device.handle.removeInjectedFaults()
+        }
+        record("d\(device.index) goes \(device.offline ? "offline" : "online")")
+    }
+
+    /// Drops the engine and opens a new one on the same journal.
+    func restart(_ device: SimulationDevice) async throws {
+        device.engine = nil
+        device.events = nil
+        device.forgetAll()
+        stats.restarts += 1
+        record("d\(device.index) restarts")
+        try await open(device)
+    }
+
+    private func switchUser(of device: SimulationDevice) {
+        let current = device.handle.signedInUser
+        let user = random.pick(users.filter { $0 != current })
+        device.handle.signIn(as: user)
+        device.accountChanges += 1
+        device.forgetAll()
+        stats.userSwitches += 1
+        record("d\(device.index) signs in as \(user)")
+    }
+
+    private func signOut(_ device: SimulationDevice) {
+        device.handle.signOut()
+        device.accountChanges += 1
+        device.forgetAll()
+        record("d\(device.index) signs out")
+    }
+
+    // MARK: Faults
+
+    private func injectFault(on device: SimulationDevice) {
+        let (name, fault): (String, InjectedFault) =
+            switch random.int(in: 0...3) {
+            case 0: ("throttled", .throttled(retryAfter: .seconds(random.int(in: 1...20))))
+            case 1: ("tryAgainLater", .tryAgainLater())
+            case 2: ("internalError", .internalError())
+            default: ("networkFailure", .networkFailure())
+            }
+        let targets: [Set<CloudRequestKind>?] = [
+            nil, [.modifyRecords], [.fetchZoneChanges], [.currentUser], [.modifyZones],
+        ]
+        let requests = random.pick(targets)
+        let count = random.int(in: 1...3)
+        device.handle.inject(fault, count: count, on: requests)
+        stats.faults[name, default: 0] += 1
+        let on = requests.map { $0.map(\.rawValue).sorted().joined(separator: ",") } ?? "any"
+        record("d\(device.index) fault \(name) x\(count) on \(on)")
+    }
+
+    private func injectLostAnswer(on device: SimulationDevice) {
+        let count = random.int(in: 1...2)
+        device.handle.inject(.networkFailure(afterApplying: true), count: count, on: [.modifyRecords])
+        stats.faults["lostAnswer", default: 0] += 1
+        record("d\(device.index) fault lostAnswer x\(count) on modifyRecords")
+    }
+
+    private func deleteZone(of device: SimulationDevice) async {
+        let user = device.handle.signedInUser ?? random.pick(users)
+        _ = await server.deleteZone(zone, ownedBy: user)
+        oracle.zoneDeleted(owner: user, tick: nextTick())
+        stats.faults["zoneDeleted", default: 0] += 1
+        record("server deletes \(user)'s zone")
+    }
+
+    private func expireTokens(of device: SimulationDevice) async {
+        let user = device.handle.signedInUser ?? random.pick(users)
+        _ = await server.expireChangeTokens(in: zone, ownedBy: user)
+        stats.faults["tokenExpired", default: 0] += 1
+        record("server expires \(user)'s change tokens")
+    }
+}

@@ -1,0 +1,161 @@
+import Cumulus
+import CumulusTesting
+import Foundation
+
+/// One seeded history: 2 to 4 devices and one in-memory server on one
+/// manual clock, driven by random operations and faults from one seed.
+///
+/// After every step it checks that no user's zone holds another user's
+/// record, and that every journal opens; at the end it stops the faults,
+/// syncs every device until quiet, and checks convergence and the
+/// ``Oracle`` (no lost edit, presence).
+final class Simulator {
+    let seed: UInt64
+    let options: SimulationOptions
+    var random: SeededRandom
+    let clock = ManualClock()
+    let server: InMemoryCloudServer
+    let users = ["alice", "bob", "carol"]
+    let zone = ZoneID(zoneName: SimNote.cloudRecordType)
+    let root: URL
+    var devices: [SimulationDevice] = []
+    /// Engines killed while their sync waited.
+    var zombies: [Zombie] = []
+    var oracle = Oracle()
+    var stats = SimulationStats()
+    var log: [String] = []
+    /// Orders writes and syncs for the oracle.
+    var tick = 0
+    /// Makes every edited value unique.
+    var serial = 0
+    var createdCount: [String: Int] = [:]
+
+    init(seed: UInt64, options: SimulationOptions) {
+        self.seed = seed
+        self.options = options
+        random = SeededRandom(seed: seed)
+        server = InMemoryCloudServer(clock: clock, startDate: Date(timeIntervalSince1970: 1_700_000_000))
+        root = Self.scratchDirectory.appendingPathComponent("cumulus-simulation-\(seed)-\(UUID().uuidString)")
+    }
+
+    /// Journals go to memory when the system has a tmpfs: `fsync` there is
+    /// free, and the histories measure the engine, not the disk.
+    static var scratchDirectory: URL {
+        let shm = URL(fileURLWithPath: "/dev/shm")
+        if FileManager.default.isWritableFile(atPath: shm.path) { return shm }
+        return FileManager.default.temporaryDirectory
+    }
+
+    /// Every engine's configuration comes from here: no automatic sync, the
+    /// history's clock, and no backoff jitter, because the engine draws it
+    /// from the system generator. `randomSeed` comes from the history's
+    /// generator, for the engine's random source once it can take one.
+    static func configuration(clock: any Clock<Duration>, randomSeed: UInt64) -> SyncConfiguration {
+        SyncConfiguration(
+            automaticSync: false,
+            retryPolicy: RetryPolicy(
+                initialDelay: .seconds(1), maximumDelay: .seconds(60), jitter: 0, maximumAttempts: 5),
+            clock: clock)
+    }
+
+    // MARK: A history
+
+    /// Runs the history; `nil` when it kept every invariant.
+    func run() async -> SimulationFailure? {
+        stats.histories = 1
+        defer { tearDown() }
+        do {
+            try await setUp()
+            for _ in 0..<options.operations {
+                try await step()
+                try await checkOwnRecordsOnly()
+            }
+            try await finish()
+            return nil
+        } catch {
+            let broken =
+                error as? InvariantBroken
+                ?? InvariantBroken(invariant: .unexpectedError, detail: "the simulator stopped on \(error)")
+            stats.failures[broken.invariant, default: 0] += 1
+            stats.failedHistories = 1
+            return SimulationFailure(
+                seed: seed, invariant: broken.invariant, detail: broken.detail,
+                logTail: Array(log.suffix(options.logLines)))
+        }
+    }
+
+    func setUp() async throws {
+        let count = random.int(in: 2...4)
+        for index in 0..<count {
+            let directory = root.appendingPathComponent("device\(index)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let device = SimulationDevice(
+                index: index, handle: server.database(signedInAs: "alice"), directory: directory)
+            devices.append(device)
+            try await open(device)
+        }
+        record("\(count) devices signed in as alice")
+    }
+
+    func tearDown() {
+        for device in devices {
+            device.engine = nil
+            device.events = nil
+        }
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// Opens the device's engine on its journal; a journal that does not
+    /// open breaks ``SimulationInvariant/journalOpens``.
+    func open(_ device: SimulationDevice) async throws {
+        let engineClock = EngineClock(base: clock)
+        do {
+            let engine = try await SyncEngine<SimNote>(
+                database: device.handle, directory: device.directory,
+                configuration: Self.configuration(clock: engineClock, randomSeed: random.next()))
+            device.engine = engine
+            device.sleepers = engineClock.sleepers
+            device.events = EventLog(engine.events)
+            device.eventsRead = 0
+            device.runs = 0
+        } catch {
+            throw InvariantBroken(
+                invariant: .journalOpens, detail: "device \(device.index) could not open its journal: \(error)")
+        }
+    }
+
+    // MARK: Bookkeeping
+
+    func record(_ line: String) {
+        log.append("#\(stats.operations) t=\(clock.now.offset) \(line)")
+    }
+
+    func nextTick() -> Int {
+        tick += 1
+        return tick
+    }
+
+    func freshValue(_ field: SimField) -> String {
+        serial += 1
+        return field.fresh(serial)
+    }
+
+    /// Waits a moment for the engine without moving the clock: yields
+    /// first, then short real pauses, and gives up after about ten seconds.
+    func idle(_ spins: inout Int, _ what: String) async throws {
+        spins += 1
+        guard spins <= 100_000 else {
+            throw InvariantBroken(invariant: .stalled, detail: "\(what) neither finished nor waited on the clock")
+        }
+        if spins < 1_000 {
+            await Task.yield()
+        } else {
+            try? await Task.sleep(for: .microseconds(100))
+        }
+    }
+
+    /// The weights of the operations not switched off.
+    func enabled(_ weights: [(SimulationOperation, Int)]) -> [(SimulationOperation, Int)] {
+        weights.map { ($0.0, options.disabled.contains($0.0) ? 0 : $0.1) }
+    }
+}
