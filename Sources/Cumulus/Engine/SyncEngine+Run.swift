@@ -26,7 +26,8 @@ extension SyncEngine {
     /// - Throws: ``CloudError`` when the server cannot be used (no account,
     ///   retries exhausted, a request refused as a whole); the pending
     ///   changes stay in the journal. ``SyncEngineError`` when the engine
-    ///   was closed; `CancellationError` when it was closed during the sync.
+    ///   was closed; `CancellationError` when it was closed during the sync
+    ///   or the calling task was cancelled, which stops the sync.
     public func sync() async throws {
         try checkOpen()
         // One run at a time; a call waits for the run under way and then
@@ -36,7 +37,14 @@ extension SyncEngine {
             if currentRun == running { currentRun = nil }
             try checkOpen()
         }
-        try await startRun().value
+        // A caller that gives up stops the run it started; what it was
+        // sending stays in the journal, in doubt.
+        let run = startRun()
+        try await withTaskCancellationHandler {
+            try await run.value
+        } onCancel: {
+            run.cancel()
+        }
     }
 
     /// Asks for a run soon, without waiting: after uploads, notifications

@@ -1,3 +1,5 @@
+import Foundation
+
 /// SplitMix64: a small, fast, seeded generator, so that one number replays
 /// a whole history.
 struct SeededRandom: RandomNumberGenerator {
@@ -43,5 +45,22 @@ struct SeededRandom: RandomNumberGenerator {
             roll -= weight
         }
         return nil
+    }
+}
+
+/// The backoff jitter of one engine, drawn from its own seed so that a
+/// history's waits replay exactly.
+final class SeededJitter: @unchecked Sendable {
+    // Safety: `random` is only touched under `lock`.
+    private let lock = NSLock()
+    private var random: SeededRandom
+
+    init(seed: UInt64) {
+        random = SeededRandom(seed: seed)
+    }
+
+    /// A number in `0..<1`.
+    func next() -> Double {
+        lock.withLock { Double.random(in: 0..<1, using: &random) }
     }
 }

@@ -100,6 +100,7 @@ struct SimulationStats: Sendable {
     var retryWaits = 0
     var operationsDuringRetries = 0
     var conflicts = 0
+    var secondEnginesRefused = 0
     var failures: [SimulationInvariant: Int] = [:]
 
     mutating func add(_ other: SimulationStats) {
@@ -114,6 +115,7 @@ struct SimulationStats: Sendable {
         retryWaits += other.retryWaits
         operationsDuringRetries += other.operationsDuringRetries
         conflicts += other.conflicts
+        secondEnginesRefused += other.secondEnginesRefused
         failures.merge(other.failures, uniquingKeysWith: +)
     }
 
@@ -125,7 +127,8 @@ struct SimulationStats: Sendable {
         }
         return "Simulation: histories=\(histories) failed=\(failedHistories) operations=\(operations)"
             + " syncs=\(syncs) retryWaits=\(retryWaits) operationsDuringRetries=\(operationsDuringRetries)"
-            + " restarts=\(restarts) kills=\(kills) userSwitches=\(userSwitches) conflicts=\(conflicts)"
+            + " restarts=\(restarts) kills=\(kills) secondEnginesRefused=\(secondEnginesRefused)"
+            + " userSwitches=\(userSwitches) conflicts=\(conflicts)"
             + " faults[\(faultList)] failures[\(failureList.joined(separator: " "))]"
     }
 }

@@ -147,8 +147,19 @@ extension Simulator {
         record("d\(device.index) goes \(device.offline ? "offline" : "online")")
     }
 
-    /// Drops the engine and opens a new one on the same journal.
+    /// Closes the engine and opens a new one on the same journal; before
+    /// closing, a second engine on the directory must be refused.
     func restart(_ device: SimulationDevice) async throws {
+        do {
+            _ = try await SyncEngine<SimNote>(
+                database: device.handle, directory: device.directory,
+                configuration: Self.configuration(clock: clock, randomSeed: 0))
+            throw InvariantBroken(
+                invariant: .journalOpens, detail: "a second engine opened device \(device.index)'s directory")
+        } catch let error as JournalError where error.code == .inUse {
+            stats.secondEnginesRefused += 1
+        }
+        await device.engine?.close()
         device.engine = nil
         device.events = nil
         device.forgetAll()

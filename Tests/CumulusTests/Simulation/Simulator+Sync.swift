@@ -15,6 +15,13 @@ extension Simulator {
     /// while the engine sleeps (a retry wait), sometimes performs another
     /// operation on the same device first, then moves to the next deadline.
     func sync(_ device: SimulationDevice, duringRetries: Bool) async throws -> SyncOutcome {
+        let outcome = try await driveSync(device, duringRetries: duringRetries)
+        // Killed outside the driving, whose task and locals held the engine.
+        if case .killed = outcome { try await kill(device) }
+        return outcome
+    }
+
+    private func driveSync(_ device: SimulationDevice, duringRetries: Bool) async throws -> SyncOutcome {
         guard let engine = device.engine else { preconditionFailure("Internal inconsistency: no engine") }
         let start = nextTick()
         let user = device.handle.signedInUser
@@ -43,9 +50,11 @@ extension Simulator {
                 record("d\(device.index)'s sync waits until \(clock.pendingDeadlines.first?.offset ?? .zero):")
                 if operation == .kill {
                     try await readEventsBeforeKill(of: device)
+                    // Cancelling the sync stops its run at the wait; until
+                    // it has, the engine still counts as one on the clock.
                     task.cancel()
                     zombies.append(Zombie(sleepers: device.sleepers, completion: completion))
-                    try await kill(device)
+                    _ = await task.result
                     return .killed
                 }
                 try await perform(operation, on: device)
@@ -97,14 +106,18 @@ extension Simulator {
     }
 
     /// Kills the device while its sync waits: the task is cancelled, the
-    /// engine dropped, and a new engine opened on the same journal.
+    /// engine dropped without closing, and a new engine opened on the same
+    /// journal. In a process that dies the system releases the directory at
+    /// once; in this one, the dropped engine releases it when its journal's
+    /// last write has finished, so the reopening waits (briefly, in real
+    /// time) for that.
     private func kill(_ device: SimulationDevice) async throws {
         device.engine = nil
         device.events = nil
         device.forgetAll()
         stats.kills += 1
         record("d\(device.index) killed; reopens")
-        try await open(device)
+        try await open(device, waitingForRelease: true)
     }
 
     /// Reads the events of the device's runs so far: user switches withdraw

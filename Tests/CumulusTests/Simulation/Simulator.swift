@@ -51,11 +51,12 @@ final class Simulator {
     /// from the system generator. `randomSeed` comes from the history's
     /// generator, for the engine's random source once it can take one.
     static func configuration(clock: any Clock<Duration>, randomSeed: UInt64) -> SyncConfiguration {
-        SyncConfiguration(
+        let jitter = SeededJitter(seed: randomSeed)
+        return SyncConfiguration(
             automaticSync: false,
             retryPolicy: RetryPolicy(
-                initialDelay: .seconds(1), maximumDelay: .seconds(60), jitter: 0, maximumAttempts: 5),
-            clock: clock)
+                initialDelay: .seconds(1), maximumDelay: .seconds(60), jitter: 0.2, maximumAttempts: 5),
+            clock: clock, random: { jitter.next() })
     }
 
     // MARK: A history
@@ -107,12 +108,22 @@ final class Simulator {
 
     /// Opens the device's engine on its journal; a journal that does not
     /// open breaks ``SimulationInvariant/journalOpens``.
-    func open(_ device: SimulationDevice) async throws {
+    func open(_ device: SimulationDevice, waitingForRelease: Bool = false) async throws {
         let engineClock = EngineClock(base: clock)
+        let configuration = Self.configuration(clock: engineClock, randomSeed: random.next())
+        var attempts = 0
         do {
-            let engine = try await SyncEngine<SimNote>(
-                database: device.handle, directory: device.directory,
-                configuration: Self.configuration(clock: engineClock, randomSeed: random.next()))
+            var opened: SyncEngine<SimNote>?
+            while opened == nil {
+                do {
+                    opened = try await SyncEngine<SimNote>(
+                        database: device.handle, directory: device.directory, configuration: configuration)
+                } catch let error as JournalError where error.code == .inUse && waitingForRelease && attempts < 400 {
+                    attempts += 1
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            guard let engine = opened else { preconditionFailure("Internal inconsistency: no engine") }
             device.engine = engine
             device.sleepers = engineClock.sleepers
             device.events = EventLog(engine.events)
