@@ -157,34 +157,25 @@ struct SyncEngineSafetyTests {
 
     // MARK: Writes in doubt
 
-    @Test("a delete during a retry wait is what gets sent: the model stays deleted")
-    func deleteDuringRetryWait() async throws {
+    @Test(
+        "a delete while a sync waits to retry is what gets sent: the model stays deleted",
+        arguments: [
+            // The create was refused: the retry must not send it.
+            (InjectedFault.throttled(retryAfter: .seconds(30)), Duration.seconds(30)),
+            // The create arrived but its answer was lost: the delete must still reach the server.
+            (InjectedFault.networkFailure(afterApplying: true), Duration.seconds(1)),
+        ])
+    func deleteDuringRetryWait(fault: InjectedFault, wait: Duration) async throws {
         let clock = ManualClock()
         let devices = Devices(clock: clock)
         let (phone, database, _) = try await devices.engine()
         try await phone.upload(Note(id: "n", title: "t"))
-        database.inject(.throttled(retryAfter: .seconds(30)), count: 1, on: [.modifyRecords])
+        database.inject(fault, count: 1, on: [.modifyRecords])
         let sync = await syncWaitingForRetry(phone, clock: clock)
+        let arrived = await devices.server.storedRecords(in: zone, of: "alice").count
+        #expect(arrived == (fault.afterApplying ? 1 : 0))
         try await phone.delete(identifiers: ["n"])
-        clock.advance(by: .seconds(30))
-        try await sync.value
-
-        #expect(await devices.server.storedRecords(in: zone, of: "alice").isEmpty)
-        #expect(await phone.models.isEmpty)
-        #expect(await phone.pendingChangeCount == 0)
-    }
-
-    @Test("a delete after a lost create answer still deletes the record the create left on the server")
-    func deleteAfterLostCreateAnswer() async throws {
-        let clock = ManualClock()
-        let devices = Devices(clock: clock)
-        let (phone, database, _) = try await devices.engine()
-        try await phone.upload(Note(id: "n", title: "t"))
-        database.inject(.networkFailure(afterApplying: true), count: 1, on: [.modifyRecords])
-        let sync = await syncWaitingForRetry(phone, clock: clock)
-        #expect(await devices.server.storedRecords(in: zone, of: "alice").count == 1)  // it arrived
-        try await phone.delete(identifiers: ["n"])
-        clock.advance(by: .seconds(1))
+        clock.advance(by: wait)
         try await sync.value
 
         #expect(await devices.server.storedRecords(in: zone, of: "alice").isEmpty)
