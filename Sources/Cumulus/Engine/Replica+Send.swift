@@ -30,8 +30,9 @@ extension Replica {
     private func operation(for name: String) -> RecordOperation {
         switch pending[name]!.kind {
         case .save(let record):
+            let stamped = WriteLineage.stamped(record, basedOn: lineage(of: name, tag: record.changeTag))
             // `replace` clears on the server the fields that became nil.
-            return RecordOperation(record.changeTag == nil ? .create : .replace, record)
+            return RecordOperation(record.changeTag == nil ? .create : .replace, stamped)
         case .delete(let baseTag):
             var record = Record(recordType: Model.cloudRecordType, recordName: name, zoneID: zoneID)
             guard let baseTag else { return RecordOperation(.forceDelete, record) }
@@ -151,8 +152,17 @@ extension Replica {
             try acknowledge(name, record, generation: own.generation, &effects)
             return
         }
+        let baseTag = pending[name]?.baseTag
+        // A write whose answer was lost may have arrived, and the server's
+        // version grown from it since: then that write is the ancestor. A
+        // create that may have arrived is a better ancestor than none.
+        var ancestor: Model?
+        if let grown = writeGrownFrom(name, in: record), case .save(let sent) = grown.kind {
+            ancestor = try? decoder.decode(Model.self, from: sent)
+        } else {
+            ancestor = model(named: name, tag: baseTag) ?? (baseTag == nil ? lastSentModel(name) : nil)
+        }
         settle(name, &effects)
-        let ancestor = model(named: name, tag: pending[name]?.baseTag)
         guard let serverModel = try setServer(name, record, &effects) else {
             let reason = "the server's version does not decode as \(Model.self)"
             refuse(name, CloudError(.conflict, reason: reason, recordName: name), &effects)
@@ -189,6 +199,14 @@ extension Replica {
             setPending(name, .save(merged), model: resolved, resettingConflicts: false, &effects)
         }
         effects.events.append(.conflict(recordName: name, resolution: .resolved))
+    }
+
+    /// The model of the last save in doubt of the record, if any.
+    private func lastSentModel(_ name: String) -> Model? {
+        for write in (inDoubt[name] ?? []).reversed() {
+            if case .save(let record) = write.kind { return try? decoder.decode(Model.self, from: record) }
+        }
+        return nil
     }
 
     private func pendingRecord(_ name: String) -> Record {

@@ -330,18 +330,46 @@ struct Replica<Model: CloudCodable>: Sendable {
         }
     }
 
-    /// The save in doubt whose content the server's record holds: this
-    /// device's own write, come back.
+    /// The save in doubt that the server's record is: this device's own
+    /// write, come back (by its write identifier, or by its content).
     func ownWrite(_ name: String, in record: Record) -> SentWrite? {
-        inDoubt[name]?.last { write in
-            if case .save(let sent) = write.kind { return Self.sameContent(sent, record) }
-            return false
+        let lineage = WriteLineage.identifiers(of: record)
+        return inDoubt[name]?.last { write in
+            guard case .save(let sent) = write.kind else { return false }
+            if let identifier = WriteLineage.identifiers(of: sent).first, identifier == lineage.first { return true }
+            return Self.sameContent(sent, record)
+        }
+    }
+
+    /// The save in doubt that the server's record grew from: it arrived, and
+    /// another device changed the record since.
+    func writeGrownFrom(_ name: String, in record: Record) -> SentWrite? {
+        let lineage = Set(WriteLineage.identifiers(of: record).dropFirst())
+        guard !lineage.isEmpty else { return nil }
+        return inDoubt[name]?.last { write in
+            guard case .save(let sent) = write.kind, let identifier = WriteLineage.identifiers(of: sent).first else {
+                return false
+            }
+            return lineage.contains(identifier)
         }
     }
 
     /// Whether the server's record holds what this device sent.
     static func sameContent(_ sent: Record, _ stored: Record) -> Bool {
-        sent.recordType == stored.recordType && sent.fields == stored.fields
+        WriteLineage.sameContent(sent, stored)
+    }
+
+    /// The write identifiers of the version with change tag `tag`.
+    func lineage(of name: String, tag: String?) -> [String] {
+        guard let tag else { return [] }
+        let json: [UInt8]?
+        if let version = server[name], version.metadata?.changeTag == tag {
+            json = version.json
+        } else {
+            json = earlier[name]?.first(where: { $0.tag == tag })?.json
+        }
+        guard let json, let record = try? WireFormat.decodeRecord(from: json) else { return [] }
+        return WriteLineage.identifiers(of: record)
     }
 
     /// The changes sent for the record were answered, or cannot matter any more.

@@ -14,8 +14,10 @@ extension SyncEngine {
     func fetchChanges() async throws {
         var writes = PipelinedWrites(journal: journal)
         var token = replica.meta.syncToken
-        // The names seen, while refetching the whole zone after an expired token.
-        var seen: Set<String>?
+        // The names seen while fetching the whole zone (after an expired
+        // token, or from no token at all into a replica that holds records):
+        // what the zone no longer has is removed once all of it was seen.
+        var seen: Set<String>? = token == nil && !replica.server.isEmpty ? [] : nil
         while true {
             let request = ZoneChangesRequest(
                 zoneID: zoneID, syncToken: token, resultsLimit: configuration.fetchResultsLimit)
