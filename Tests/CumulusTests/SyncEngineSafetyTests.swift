@@ -227,6 +227,55 @@ struct SyncEngineSafetyTests {
         #expect(await devices.server.storedRecords(in: zone, of: "alice").isEmpty)
     }
 
+    @Test("a write whose answer was lost and that another device then changed is the ancestor of the merge")
+    func lostAnswerThenChangedElsewhere() async throws {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let (phone, database, _) = try await devices.engine()
+        let (laptop, _, _) = try await devices.engine()
+        try await phone.upload(Note(id: "n", title: "A"))
+        try await phone.sync()
+        var note = try #require(await phone.model(withIdentifier: "n"))
+        note.title = "B"
+        try await phone.upload(note)
+        database.inject(.networkFailure(afterApplying: true), count: 1, on: [.modifyRecords])
+        let sync = await syncWaitingForRetry(phone, clock: clock)
+
+        // The laptop sees the phone's write and changes the same field again.
+        try await laptop.sync()
+        var seen = try #require(await laptop.model(withIdentifier: "n"))
+        #expect(seen.title == "B")
+        seen.title = "C"
+        try await laptop.upload(seen)
+        try await laptop.sync()
+
+        clock.advance(by: .seconds(1))
+        try await sync.value
+        try await laptop.sync()
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").first?["title"] == .string("C"))
+        #expect(await phone.model(withIdentifier: "n")?.title == "C")
+        #expect(await laptop.model(withIdentifier: "n")?.title == "C")
+    }
+
+    @Test("a fetch of the whole zone after it was created again removes what the zone no longer has")
+    func wholeFetchRemovesWhatIsGone() async throws {
+        let devices = Devices()
+        let (phone, _, _) = try await devices.engine()
+        let (laptop, _, _) = try await devices.engine()
+        try await phone.upload(Note(id: "x", title: "x"))
+        try await phone.sync()
+        try await laptop.sync()
+        _ = await devices.server.deleteZone(zone, ownedBy: "alice")
+        try await phone.sync()  // creates the zone again, sends x again, and has no sync token yet
+        try await laptop.sync()
+        try await laptop.delete(identifiers: ["x"])
+        try await laptop.sync()
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").isEmpty)
+
+        try await phone.sync()
+        #expect(await phone.models.isEmpty)
+    }
+
     // MARK: Closing and the directory
 
     @Test("close ends the sync under way, refuses later calls and lets the directory open again at once")
