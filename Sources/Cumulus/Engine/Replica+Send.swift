@@ -154,13 +154,16 @@ extension Replica {
         }
         let baseTag = pending[name]?.baseTag
         // A write whose answer was lost may have arrived, and the server's
-        // version grown from it since: then that write is the ancestor. A
-        // create that may have arrived is a better ancestor than none.
+        // version grown from it since: then that write is the ancestor. For
+        // a record written without a lineage (by another client), a create
+        // that may have arrived is a better ancestor than none.
         var ancestor: Model?
         if let grown = writeGrownFrom(name, in: record), case .save(let sent) = grown.kind {
             ancestor = try? decoder.decode(Model.self, from: sent)
-        } else {
-            ancestor = model(named: name, tag: baseTag) ?? (baseTag == nil ? lastSentModel(name) : nil)
+        } else if let base = model(named: name, tag: baseTag) {
+            ancestor = base
+        } else if baseTag == nil, WriteLineage.identifiers(of: record).isEmpty {
+            ancestor = lastSentModel(name)
         }
         settle(name, &effects)
         guard let serverModel = try setServer(name, record, &effects) else {

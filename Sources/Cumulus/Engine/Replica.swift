@@ -295,15 +295,17 @@ struct Replica<Model: CloudCodable>: Sendable {
         if earlier.removeValue(forKey: name) != nil { effects.journal.remove(JournalKeys.earlier(name)) }
     }
 
-    /// How many unanswered sends of one record are remembered; older ones
-    /// only cost the recognition of a lost answer, which a conflict settles.
+    /// How many unanswered sends of one record are remembered: the first and
+    /// the latest ones.
     static var inDoubtLimit: Int { 8 }
 
     /// Records that a change was sent, before it is: until it is answered it is in doubt.
     mutating func setInDoubt(_ name: String, _ write: SentWrite, _ effects: inout Effects) {
         var writes = inDoubt[name] ?? []
         writes.append(write)
-        if writes.count > Self.inDoubtLimit { writes.removeFirst(writes.count - Self.inDoubtLimit) }
+        // The first send is the likeliest to have arrived (a create sent
+        // again after it is refused as existing), so it is kept with the latest.
+        if writes.count > Self.inDoubtLimit { writes.remove(at: 1) }
         inDoubt[name] = writes
         var saves: [[UInt8]] = []
         var deletes = false
