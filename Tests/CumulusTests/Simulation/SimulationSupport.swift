@@ -66,7 +66,7 @@ struct SimulationOptions: Sendable {
     /// (long mode, from `CUMULUS_SIMULATION_FIRST_SEED`, default 1),
     /// `CUMULUS_SIMULATION_OPERATIONS`, `CUMULUS_SIMULATION_WITHOUT` and
     /// `CUMULUS_SIMULATION_LOG_LINES`.
-    static func fromEnvironment(defaultHistories: Int = 40, defaultOperations: Int = 150) -> SimulationOptions {
+    static func fromEnvironment(defaultHistories: Int = 200, defaultOperations: Int = 150) -> SimulationOptions {
         let environment = ProcessInfo.processInfo.environment
         let operations = environment["CUMULUS_SIMULATION_OPERATIONS"].flatMap { Int($0) } ?? defaultOperations
         var options: SimulationOptions
