@@ -152,19 +152,7 @@ extension Replica {
             try acknowledge(name, record, generation: own.generation, &effects)
             return
         }
-        let baseTag = pending[name]?.baseTag
-        // A write whose answer was lost may have arrived, and the server's
-        // version grown from it since: then that write is the ancestor. For
-        // a record written without a lineage (by another client), a create
-        // that may have arrived is a better ancestor than none.
-        var ancestor: Model?
-        if let grown = writeGrownFrom(name, in: record), case .save(let sent) = grown.kind {
-            ancestor = try? decoder.decode(Model.self, from: sent)
-        } else if let base = model(named: name, tag: baseTag) {
-            ancestor = base
-        } else if baseTag == nil, WriteLineage.identifiers(of: record).isEmpty {
-            ancestor = lastSentModel(name)
-        }
+        let ancestor = conflictAncestor(name, server: record)
         settle(name, &effects)
         guard let serverModel = try setServer(name, record, &effects) else {
             let reason = "the server's version does not decode as \(Model.self)"
@@ -202,6 +190,23 @@ extension Replica {
             setPending(name, .save(merged), model: resolved, resettingConflicts: false, &effects)
         }
         effects.events.append(.conflict(recordName: name, resolution: .resolved))
+    }
+
+    /// The version the local change of a conflict was based on.
+    ///
+    /// A write whose answer was lost may have arrived, and the server's
+    /// version grown from it since: then that write is the ancestor.
+    /// Otherwise it is the version the change names. For a record written
+    /// without a lineage (by another client), a create that may have
+    /// arrived is a better ancestor than none.
+    private func conflictAncestor(_ name: String, server record: Record) -> Model? {
+        if let grown = writeGrownFrom(name, in: record), case .save(let sent) = grown.kind {
+            return try? decoder.decode(Model.self, from: sent)
+        }
+        let baseTag = pending[name]?.baseTag
+        if let base = model(named: name, tag: baseTag) { return base }
+        if baseTag == nil, WriteLineage.identifiers(of: record).isEmpty { return lastSentModel(name) }
+        return nil
     }
 
     /// The model of the last save in doubt of the record, if any.
