@@ -279,6 +279,28 @@ struct SyncEngineSafetyTests {
         #expect(await phone.models.isEmpty)
     }
 
+    @Test("a record queued again after its zone vanished is deleted on the server if another device restored it")
+    func deleteAfterZoneRestoredElsewhere() async throws {
+        let devices = Devices()
+        let (phone, phoneDatabase, _) = try await devices.engine { $0.retryPolicy = RetryPolicy(maximumAttempts: 1) }
+        let (laptop, _, _) = try await devices.engine()
+        try await phone.upload(Note(id: "x", title: "x"))
+        try await phone.sync()
+        try await laptop.sync()
+        _ = await devices.server.deleteZone(zone, ownedBy: "alice")
+        // The phone finds the zone missing and queues x again, but cannot create the zone yet.
+        phoneDatabase.inject(.networkFailure(), count: 1, on: [.modifyZones])
+        await #expect(throws: CloudError.self) { try await phone.sync() }
+        try await laptop.sync()  // creates the zone again, with x
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").map(\.recordName) == ["x"])
+
+        try await phone.delete(identifiers: ["x"])
+        try await phone.sync()
+        try await laptop.sync()
+        #expect(await devices.server.storedRecords(in: zone, of: "alice").isEmpty)
+        #expect(await laptop.models.isEmpty)
+    }
+
     // MARK: Closing and the directory
 
     @Test("close ends the sync under way, refuses later calls and lets the directory open again at once")

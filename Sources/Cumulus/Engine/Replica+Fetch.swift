@@ -82,12 +82,18 @@ extension Replica {
     }
 
     /// The zone vanished from the server (the caller has checked that the
-    /// account is still the one the replica belongs to): every local
-    /// record is queued to be created again, pending deletions are done,
-    /// and nothing is in doubt any more.
+    /// account is still the one the replica belongs to): every local record
+    /// is queued to be created again, and pending deletions delete whatever
+    /// the server holds.
+    ///
+    /// Another device may create the zone again first, with the same
+    /// records: until this device hears, each record it knew may be on the
+    /// server, so it stays in doubt as the version it was. A deletion then
+    /// still reaches it, and the version coming back is recognised.
     mutating func zoneMissing() -> Effects {
         var effects = Effects()
-        for (name, version) in server where pending[name] == nil {
+        let known = server
+        for (name, version) in known where pending[name] == nil {
             guard var fresh = try? version.record() else {
                 preconditionFailure("Internal inconsistency: a server version's JSON does not parse")
             }
@@ -101,14 +107,9 @@ extension Replica {
         }
         for (name, change) in pending {
             settle(name, &effects)
-            switch change.kind {
-            case .save(let record) where record.metadata != nil:
-                rebasePending(name, on: nil, &effects)
-            case .delete:
-                // Nothing is left on the server to delete.
-                clearPending(name, &effects)
-            default:
-                break
+            if change.baseTag != nil { rebasePending(name, on: nil, &effects) }
+            if let record = try? known[name]?.record() {
+                setInDoubt(name, SentWrite(kind: .save(record), generation: 0), &effects)
             }
         }
         for name in Array(server.keys) { removeServer(name, &effects) }
