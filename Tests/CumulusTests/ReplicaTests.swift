@@ -91,6 +91,26 @@ struct ReplicaTests {
         #expect(replica.inDoubt["n"] == nil)
     }
 
+    @Test("a create sent many times is recognised by its first send, the one that arrived")
+    func firstSendIsKept() throws {
+        var replica = replica()
+        _ = replica.upload(try replica.prepare([note("A", "", tag: nil)]))
+        let firstBatch = replica.nextBatch(limit: 10)
+        _ = replica.send(firstBatch)  // it arrives; its answer is lost
+        _ = replica.upload(try replica.prepare([note("B", "", tag: nil)]))
+        for _ in 0..<(Replica<Note>.inDoubtLimit + 2) {
+            _ = replica.send(replica.nextBatch(limit: 10))  // refused as existing; the answers are lost too
+        }
+        var arrived = firstBatch[0].operation.record
+        arrived.metadata = RecordMetadata(changeTag: "1", zoneID: zone)
+        var effects = ReplicaEffects<Note>()
+        try replica.conflict("n", server: arrived, &effects)
+        #expect(effects.events.isEmpty)
+        #expect(replica.server["n"]?.metadata?.changeTag == "1")
+        #expect(replica.pending["n"]?.baseTag == "1")
+        #expect(replica.pendingModels["n"]?.title == "B")
+    }
+
     @Test("a fetched version the replica already holds is neither written nor published again")
     func knownVersionIsNotPublishedAgain() throws {
         var replica = replica()
