@@ -20,6 +20,18 @@ struct SyncEngineSafetyTests {
         return sync
     }
 
+    /// A device of alice on a manual clock, with `notes` uploaded and synced.
+    func syncedDevice(
+        _ notes: [Note]
+    ) async throws -> (clock: ManualClock, devices: Devices, phone: SyncEngine<Note>, database: InMemoryCloudDatabase) {
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let (phone, database, _) = try await devices.engine()
+        try await phone.upload(notes)
+        try await phone.sync()
+        return (clock, devices, phone, database)
+    }
+
     // MARK: The ancestor of a merge
 
     @Test("an edit of a copy kept from before another device's edit keeps that edit")
@@ -111,11 +123,9 @@ struct SyncEngineSafetyTests {
 
     @Test("a user switch during a retry wait sends nothing of the previous user's to the new one")
     func switchDuringRetryWait() async throws {
-        let clock = ManualClock()
-        let devices = Devices(clock: clock)
-        let (phone, database, _) = try await devices.engine()
-        try await phone.upload([Note(id: "alice-1", title: "a"), Note(id: "alice-2", title: "b")])
-        try await phone.sync()
+        let (clock, devices, phone, database) = try await syncedDevice([
+            Note(id: "alice-1", title: "a"), Note(id: "alice-2", title: "b"),
+        ])
 
         database.inject(.networkFailure(), count: 1000, on: [.modifyRecords])
         try await phone.upload(Note(id: "alice-3", title: "queued"))
@@ -139,11 +149,7 @@ struct SyncEngineSafetyTests {
 
     @Test("a zone found missing because another user signed in mid-sync is not recreated with the replica")
     func zoneMissingAfterSwitchIsNotRecovery() async throws {
-        let clock = ManualClock()
-        let devices = Devices(clock: clock)
-        let (phone, database, _) = try await devices.engine()
-        try await phone.upload(Note(id: "alice-1", title: "a"))
-        try await phone.sync()
+        let (clock, devices, _, database) = try await syncedDevice([Note(id: "alice-1", title: "a")])
         // The switch happens between the account check and the write.
         let switching = InterposedDatabase(database) { _, _ in database.signIn(as: "bob") }
         let engine = try await SyncEngine<Note>(
@@ -185,11 +191,7 @@ struct SyncEngineSafetyTests {
 
     @Test("a revert after a lost answer stays reverted, with no conflict reported")
     func revertAfterLostAnswer() async throws {
-        let clock = ManualClock()
-        let devices = Devices(clock: clock)
-        let (phone, database, _) = try await devices.engine()
-        try await phone.upload(Note(id: "n", title: "A"))
-        try await phone.sync()
+        let (clock, devices, phone, database) = try await syncedDevice([Note(id: "n", title: "A")])
         var note = try #require(await phone.model(withIdentifier: "n"))
         note.title = "B"
         try await phone.upload(note)
