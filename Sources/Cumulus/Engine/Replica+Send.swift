@@ -19,6 +19,11 @@ extension Replica {
         var lookups: [SentChange] = []
     }
 
+    /// Whether a pending change waits that the server has not refused for good.
+    var hasChangesToSend: Bool {
+        pending.keys.contains { refused[$0] == nil }
+    }
+
     /// The next request: up to `limit` pending changes the server has not
     /// refused for good, as they stand now.
     func nextBatch(limit: Int) -> [SentChange] {

@@ -268,16 +268,17 @@ struct Replica<Model: CloudCodable>: Sendable {
             model = nil
             effects.events.append(.undecodableRecord(recordName: name, reason: "\(error)"))
         }
-        keepEarlier(name, replacedBy: record.changeTag, &effects)
-        server[name] = ServerVersion(json: json, metadata: record.metadata, model: model)
+        let replaced = server.updateValue(
+            ServerVersion(json: json, metadata: record.metadata, model: model), forKey: name)
         effects.journal.set(JournalKeys.server(name), json)
+        if let replaced { keepEarlier(name, replaced, replacedBy: record.changeTag, &effects) }
         return model
     }
 
-    private mutating func keepEarlier(_ name: String, replacedBy tag: String?, _ effects: inout Effects) {
-        guard settings.earlierVersionLimit > 0, let old = server[name], let oldTag = old.metadata?.changeTag,
-            oldTag != tag
-        else { return }
+    private mutating func keepEarlier(
+        _ name: String, _ old: ServerVersion<Model>, replacedBy tag: String?, _ effects: inout Effects
+    ) {
+        guard settings.earlierVersionLimit > 0, let oldTag = old.metadata?.changeTag, oldTag != tag else { return }
         var versions = earlier[name] ?? []
         versions.removeAll { $0.tag == oldTag }
         versions.insert(EarlierVersion(tag: oldTag, json: old.json), at: 0)

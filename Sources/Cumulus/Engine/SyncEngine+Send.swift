@@ -11,7 +11,7 @@ extension SyncEngine {
     func sendPending() async throws {
         var batchSize = configuration.batchSize
         while true {
-            guard !replica.nextBatch(limit: 1).isEmpty else { return }
+            guard replica.hasChangesToSend else { return }
             try await checkAccount()
             let batch = replica.nextBatch(limit: batchSize)
             guard !batch.isEmpty else { return }
