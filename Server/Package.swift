@@ -1,0 +1,53 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "CumulusServer",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "CumulusServer", targets: ["CumulusServer"]),
+        .library(name: "CumulusSigning", targets: ["CumulusSigning"]),
+        .executable(name: "cumulus", targets: ["cumulus"]),
+    ],
+    dependencies: [
+        .package(name: "Cumulus", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        .target(
+            name: "CumulusServer",
+            dependencies: [
+                .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
+        // The P-256 request signer for server-to-server keys: apart from the
+        // server so that a client can sign without linking Hummingbird.
+        .target(
+            name: "CumulusSigning",
+            dependencies: [
+                .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
+        .executableTarget(
+            name: "cumulus",
+            dependencies: [
+                "CumulusServer", "CumulusSigning",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .testTarget(
+            name: "CumulusServerTests",
+            dependencies: [
+                "CumulusServer", "CumulusSigning",
+                .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CumulusTesting", package: "Cumulus"),
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,70 @@
+import Cumulus
+
+/// Who sends a request, once the HTTP layer has authenticated it.
+public struct Caller: Sendable, Hashable {
+    /// The container the request's path names (its token was checked).
+    public var container: String
+    /// The environment the request's path names.
+    public var environment: CloudEnvironment
+    /// The database the request's path names.
+    public var scope: DatabaseScope
+    /// The user's record name, or `nil` for a request signed with a
+    /// server-to-server key (public database only).
+    public var user: String?
+
+    /// Creates a caller.
+    public init(container: String, environment: CloudEnvironment, scope: DatabaseScope, user: String?) {
+        self.container = container
+        self.environment = environment
+        self.scope = scope
+        self.user = user
+    }
+}
+
+/// What the HTTP layer needs of the record service: the protocol's requests
+/// carried out for an authenticated caller, the accounts that authenticate
+/// callers, and the notification long poll.
+///
+/// Every method throws ``CloudError`` for what the protocol answers with an
+/// error dictionary; anything else it throws is a server failure.
+public protocol CloudServing: Sendable {
+    /// Carries out one request for `caller`, with the semantics of
+    /// `InMemoryCloudServer`.
+    func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse
+
+    /// The types the container's schema gives fields, for decoding fields
+    /// sent without `type`.
+    func fieldTypes(container: String, environment: CloudEnvironment) async throws -> FieldTypeLookup
+
+    /// Creates a container and returns its API token (64 hexadecimal
+    /// characters); only the token's hash is stored.
+    func addContainer(named name: String) async throws -> String
+
+    /// Creates a user of a container and returns the user's record name and
+    /// web auth token; only the token's hash is stored.
+    func addUser(named name: String, container: String) async throws -> (userRecordName: String, webAuthToken: String)
+
+    /// Registers a server-to-server key (a P-256 public key in PEM) and
+    /// returns its key ID.
+    func addServerKey(container: String, publicKeyPEM: String) async throws -> String
+
+    /// Whether `apiToken` is the container's API token (`false` for an
+    /// unknown container).
+    func authenticateContainer(named name: String, apiToken: String) async throws -> Bool
+
+    /// The record name of the container's user with this web auth token, or
+    /// `nil` for none.
+    func user(container: String, webAuthToken: String) async throws -> String?
+
+    /// The PEM public key registered under `keyID` for the container, or `nil`.
+    func serverKey(container: String, keyID: String) async throws -> String?
+
+    /// A new notification channel for `caller` (the `apnsToken` of
+    /// `tokens/create`).
+    func createNotificationToken(for caller: Caller) async throws -> String
+
+    /// Waits until the channel has notifications after `cursor` (from now
+    /// when `nil`) or `timeout` passes, and returns them with the next
+    /// cursor. An unknown token throws `NOT_FOUND`.
+    func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch
+}

@@ -1,0 +1,94 @@
+import CloudCodable
+import Foundation
+
+/// The operations of the CloudKit Web Services protocol: the last part of a
+/// request's path, `/database/1/{container}/{environment}/{database}/{operation}`.
+public enum CloudOperation: String, Sendable, Hashable, CaseIterable {
+    /// `records/modify`.
+    case modifyRecords = "records/modify"
+    /// `records/lookup`.
+    case lookupRecords = "records/lookup"
+    /// `records/query`.
+    case queryRecords = "records/query"
+    /// `changes/zone`.
+    case fetchZoneChanges = "changes/zone"
+    /// `changes/database`.
+    case fetchDatabaseChanges = "changes/database"
+    /// `zones/list`.
+    case listZones = "zones/list"
+    /// `zones/lookup`.
+    case lookupZones = "zones/lookup"
+    /// `zones/modify`.
+    case modifyZones = "zones/modify"
+    /// `subscriptions/modify`.
+    case modifySubscriptions = "subscriptions/modify"
+    /// `subscriptions/list`.
+    case listSubscriptions = "subscriptions/list"
+    /// `subscriptions/lookup`.
+    case lookupSubscriptions = "subscriptions/lookup"
+    /// `users/current`.
+    case currentUser = "users/current"
+    /// `tokens/create`: the address of the notification long poll.
+    case createToken = "tokens/create"
+
+    /// The HTTP method: `GET` for the operations without a body, else `POST`.
+    public var httpMethod: String {
+        switch self {
+        case .listZones, .listSubscriptions, .currentUser: "GET"
+        default: "POST"
+        }
+    }
+}
+
+/// A request of the CloudKit Web Services protocol, as its body says it.
+///
+/// The client encodes one with ``encodedBody()``; the server reads one with
+/// ``decode(_:body:fieldTypes:)``. Both follow the reference's field names.
+public enum CloudRequest: Sendable, Hashable {
+    /// `records/modify`.
+    case modifyRecords(operations: [RecordOperation], zoneID: ZoneID, atomic: Bool)
+    /// `records/lookup`.
+    case lookupRecords(recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?)
+    /// `records/query`.
+    case queryRecords(
+        RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?, desiredKeys: [String]?)
+    /// `changes/zone`.
+    case fetchZoneChanges([ZoneChangesRequest])
+    /// `changes/database`.
+    case fetchDatabaseChanges(syncToken: SyncToken?, resultsLimit: Int?)
+    /// `zones/list`.
+    case listZones
+    /// `zones/lookup`.
+    case lookupZones([ZoneID])
+    /// `zones/modify`.
+    case modifyZones([ZoneOperation])
+    /// `subscriptions/modify`.
+    case modifySubscriptions([SubscriptionOperation])
+    /// `subscriptions/list`.
+    case listSubscriptions
+    /// `subscriptions/lookup`.
+    case lookupSubscriptions([String])
+    /// `users/current`.
+    case currentUser
+    /// `tokens/create`.
+    case createToken
+
+    /// The operation, which names the request's path.
+    public var operation: CloudOperation {
+        switch self {
+        case .modifyRecords: .modifyRecords
+        case .lookupRecords: .lookupRecords
+        case .queryRecords: .queryRecords
+        case .fetchZoneChanges: .fetchZoneChanges
+        case .fetchDatabaseChanges: .fetchDatabaseChanges
+        case .listZones: .listZones
+        case .lookupZones: .lookupZones
+        case .modifyZones: .modifyZones
+        case .modifySubscriptions: .modifySubscriptions
+        case .listSubscriptions: .listSubscriptions
+        case .lookupSubscriptions: .lookupSubscriptions
+        case .currentUser: .currentUser
+        case .createToken: .createToken
+        }
+    }
+}
