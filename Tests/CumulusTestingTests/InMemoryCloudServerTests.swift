@@ -1,4 +1,5 @@
 import Cumulus
+import CumulusConformance
 import CumulusTesting
 import Foundation
 import Testing

@@ -4,16 +4,16 @@ import Foundation
 import Testing
 
 /// The custom zone most checks work in.
-let notesZone = ZoneID(zoneName: "Notes")
+public let notesZone = ZoneID(zoneName: "Notes")
 
 /// A `Note` record that has never been saved.
-func note(_ name: String, in zone: ZoneID = notesZone, _ fields: [String: FieldValue] = [:]) -> Record {
+public func note(_ name: String, in zone: ZoneID = notesZone, _ fields: [String: FieldValue] = [:]) -> Record {
     Record(recordType: "Note", recordName: name, zoneID: zone, fields: fields)
 }
 
 /// Expects a per-item failure with `code`, and returns the error.
 @discardableResult
-func expectFailure(
+public func expectFailure(
     _ result: RecordResult, _ code: CloudError.Code, sourceLocation: SourceLocation = #_sourceLocation
 ) -> CloudError? {
     guard let error = result.error else {
@@ -26,7 +26,7 @@ func expectFailure(
 
 /// Expects `body` to throw a ``CloudError`` with `code`, and returns it.
 @discardableResult
-func expectCloudError<T>(
+public func expectCloudError<T>(
     _ code: CloudError.Code, sourceLocation: SourceLocation = #_sourceLocation,
     _ body: () async throws -> T
 ) async -> CloudError? {
@@ -44,13 +44,13 @@ func expectCloudError<T>(
 }
 
 /// The record of a result that must be a record.
-func requireRecord(_ result: RecordResult, sourceLocation: SourceLocation = #_sourceLocation) throws -> Record {
+public func requireRecord(_ result: RecordResult, sourceLocation: SourceLocation = #_sourceLocation) throws -> Record {
     try #require(result.record, "expected a record, got \(result)", sourceLocation: sourceLocation)
 }
 
 extension CloudDatabase {
     /// Creates a zone, requiring success.
-    func makeZone(_ zoneID: ZoneID = notesZone, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    public func makeZone(_ zoneID: ZoneID = notesZone, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let results = try await modifyZones([.create(zoneID)])
         guard case .zone = results.first else {
             Issue.record("creating zone \(zoneID.zoneName) failed: \(results)", sourceLocation: sourceLocation)
@@ -61,7 +61,7 @@ extension CloudDatabase {
     /// Runs operations that must all succeed, returning the answers' records
     /// (deletes answer none).
     @discardableResult
-    func apply(
+    public func apply(
         _ operations: [RecordOperation], in zoneID: ZoneID = notesZone, atomic: Bool = true,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> [Record] {
@@ -82,14 +82,14 @@ extension CloudDatabase {
 
     /// Creates records that must not exist yet, returning the server's copies.
     @discardableResult
-    func create(
+    public func create(
         _ records: [Record], in zoneID: ZoneID = notesZone, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> [Record] {
         try await apply(records.map { RecordOperation(.create, $0) }, in: zoneID, sourceLocation: sourceLocation)
     }
 
     /// The one result of a one-operation request.
-    func modify(_ operation: RecordOperation, in zoneID: ZoneID = notesZone, atomic: Bool = true) async throws
+    public func modify(_ operation: RecordOperation, in zoneID: ZoneID = notesZone, atomic: Bool = true) async throws
         -> RecordResult
     {
         let results = try await modifyRecords([operation], zoneID: zoneID, atomic: atomic)
@@ -98,7 +98,7 @@ extension CloudDatabase {
     }
 
     /// The record as the server holds it, or `nil` when it answers `NOT_FOUND`.
-    func fetch(_ name: String, in zoneID: ZoneID = notesZone) async throws -> Record? {
+    public func fetch(_ name: String, in zoneID: ZoneID = notesZone) async throws -> Record? {
         let results = try await lookupRecords([name], zoneID: zoneID, desiredKeys: nil)
         try #require(results.count == 1)
         if let error = results[0].error {
@@ -109,7 +109,7 @@ extension CloudDatabase {
     }
 
     /// One page of changes of one zone, requiring success.
-    func zoneChanges(
+    public func zoneChanges(
         _ zoneID: ZoneID = notesZone, since token: SyncToken?, limit: Int? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> ZoneChanges {
@@ -121,7 +121,7 @@ extension CloudDatabase {
     }
 
     /// Every page of changes of one zone since `token`: the pages and the last token.
-    func allZoneChanges(_ zoneID: ZoneID = notesZone, since token: SyncToken?, limit: Int? = nil) async throws
+    public func allZoneChanges(_ zoneID: ZoneID = notesZone, since token: SyncToken?, limit: Int? = nil) async throws
         -> (pages: [ZoneChanges], token: SyncToken)
     {
         var pages: [ZoneChanges] = []
@@ -138,9 +138,9 @@ extension CloudDatabase {
 
 extension Array where Element == RecordResult {
     /// The names of the saved records, in order.
-    var savedNames: [String] { compactMap { $0.record?.recordName } }
+    public var savedNames: [String] { compactMap { $0.record?.recordName } }
     /// The names of the deleted records, in order.
-    var deletedNames: [String] {
+    public var deletedNames: [String] {
         compactMap {
             if case .deleted(let name, _) = $0 { return name }
             return nil
@@ -150,7 +150,7 @@ extension Array where Element == RecordResult {
 
 /// Reads a notification stream in the background, so that a check can wait
 /// for what it expects with a time limit instead of hanging.
-final class NotificationRecorder: Sendable {
+public final class NotificationRecorder: Sendable {
     private actor Log {
         var received: [CloudNotification] = []
         func append(_ notification: CloudNotification) { received.append(notification) }
@@ -159,9 +159,10 @@ final class NotificationRecorder: Sendable {
     private let log = Log()
     private let task: Task<Void, Never>
     /// Kept so that the device (and its streams) lives as long as the recorder.
-    let database: any CloudDatabase
+    public let database: any CloudDatabase
 
-    init(_ database: any CloudDatabase) {
+    /// Starts reading a new notification stream of `database`.
+    public init(_ database: any CloudDatabase) {
         self.database = database
         let stream = database.notifications()
         let log = log
@@ -173,14 +174,14 @@ final class NotificationRecorder: Sendable {
     deinit { task.cancel() }
 
     /// Everything received so far.
-    var received: [CloudNotification] {
+    public var received: [CloudNotification] {
         get async { await log.received }
     }
 
     /// Waits (at most `timeout` of real time) until `predicate` holds for
     /// what was received, and returns it; records an issue on timeout.
     @discardableResult
-    func wait(
+    public func wait(
         timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
         until predicate: ([CloudNotification]) -> Bool
     ) async -> [CloudNotification] {
@@ -199,12 +200,13 @@ final class NotificationRecorder: Sendable {
 
     /// Waits until `notification` has been received.
     @discardableResult
-    func wait(
+    public func wait(
         for notification: CloudNotification, timeout: Duration = .seconds(10),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> [CloudNotification] {
         await wait(timeout: timeout, sourceLocation: sourceLocation) { $0.contains(notification) }
     }
 
-    func stop() { task.cancel() }
+    /// Stops reading.
+    public func stop() { task.cancel() }
 }

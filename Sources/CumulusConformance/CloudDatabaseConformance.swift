@@ -5,7 +5,10 @@ import Testing
 /// The behaviour every ``CloudDatabase`` must have, written once against
 /// `any CloudDatabase` and run against every backend.
 ///
-/// A backend's test suite runs each check on a fresh backend:
+/// The suite ships as the `CumulusConformance` library so that every
+/// backend's tests (the in-memory server's here, the record server's in its
+/// own package) run the same checks. A backend's test suite runs each check
+/// on a fresh backend:
 ///
 /// ```swift
 /// @Test(arguments: CloudDatabaseConformance.checks)
@@ -13,10 +16,11 @@ import Testing
 ///     try await check.run(on: InMemoryBackend())
 /// }
 /// ```
-struct CloudDatabaseConformance {
+public struct CloudDatabaseConformance: Sendable {
     /// One check: a name for the test report, and its body.
-    struct Check: Sendable, CustomTestStringConvertible {
-        let name: String
+    public struct Check: Sendable, CustomTestStringConvertible {
+        /// What the check checks, as the test report shows it.
+        public let name: String
         let body: @Sendable (CloudDatabaseConformance) async throws -> Void
 
         init(_ name: String, _ body: @escaping @Sendable (CloudDatabaseConformance) async throws -> Void) {
@@ -24,9 +28,11 @@ struct CloudDatabaseConformance {
             self.body = body
         }
 
-        var testDescription: String { name }
+        /// The name, for the test report.
+        public var testDescription: String { name }
 
-        func run(on backend: any ConformanceBackend) async throws {
+        /// Runs the check against `backend`, recording issues for what does not conform.
+        public func run(on backend: any ConformanceBackend) async throws {
             try await body(CloudDatabaseConformance(backend: backend))
         }
     }
@@ -45,7 +51,8 @@ struct CloudDatabaseConformance {
         return database
     }
 
-    static let checks: [Check] =
+    /// Every check.
+    public static let checks: [Check] =
         recordChecks + queryChecks + changeChecks + zoneChecks + notificationChecks
         + userChecks + faultChecks
 
@@ -139,18 +146,4 @@ struct CloudDatabaseConformance {
         Check("sign out and switch user") { try await $0.signOutAndSwitchUser() },
         Check("a full quota refuses saves but not deletes") { try await $0.quotaExceeded() },
     ]
-}
-
-@Suite("InMemoryCloudDatabase conformance")
-struct InMemoryConformanceTests {
-    @Test(arguments: CloudDatabaseConformance.checks)
-    func conforms(_ check: CloudDatabaseConformance.Check) async throws {
-        try await check.run(on: InMemoryBackend())
-    }
-
-    @Test("every check has a distinct name")
-    func namesAreDistinct() {
-        let names = CloudDatabaseConformance.checks.map(\.name)
-        #expect(Set(names).count == names.count)
-    }
 }

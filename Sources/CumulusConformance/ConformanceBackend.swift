@@ -2,11 +2,10 @@ import Cumulus
 import CumulusTesting
 
 /// A backend the ``CloudDatabaseConformance`` checks run against: the
-/// in-memory server here; later the HTTP client against the Cumulus server
-/// on SQLite and on PostgreSQL.
+/// in-memory server, or the HTTP client against the Cumulus record server.
 ///
 /// Each check gets a fresh backend, and names its users `alice` and `bob`.
-protocol ConformanceBackend: Sendable {
+public protocol ConformanceBackend: Sendable {
     /// A new device signed in as `user` on the database of `scope`.
     func database(signedInAs user: String, scope: DatabaseScope) async throws -> any CloudDatabase
 
@@ -17,13 +16,13 @@ protocol ConformanceBackend: Sendable {
 
 extension ConformanceBackend {
     /// A new device signed in as `user` on the private database.
-    func database(signedInAs user: String) async throws -> any CloudDatabase {
+    public func database(signedInAs user: String) async throws -> any CloudDatabase {
         try await database(signedInAs: user, scope: .private)
     }
 }
 
 /// Fault injection as the conformance checks need it.
-protocol ConformanceFaults: Sendable {
+public protocol ConformanceFaults: Sendable {
     /// The next `count` requests from any device fail with `fault`.
     func inject(_ fault: InjectedFault, count: Int) async throws
     /// Another device deletes a zone of `user`'s private database.
@@ -39,18 +38,22 @@ protocol ConformanceFaults: Sendable {
 }
 
 /// The in-memory server as a conformance backend.
-struct InMemoryBackend: ConformanceBackend {
-    let server: InMemoryCloudServer
+public struct InMemoryBackend: ConformanceBackend {
+    /// The server the devices talk to.
+    public let server: InMemoryCloudServer
 
-    init(server: InMemoryCloudServer = InMemoryCloudServer()) {
+    /// A backend on `server`, a fresh one by default.
+    public init(server: InMemoryCloudServer = InMemoryCloudServer()) {
         self.server = server
     }
 
-    func database(signedInAs user: String, scope: DatabaseScope) async throws -> any CloudDatabase {
+    /// A new handle signed in as `user`.
+    public func database(signedInAs user: String, scope: DatabaseScope) async throws -> any CloudDatabase {
         server.database(scope: scope, signedInAs: user)
     }
 
-    var faults: (any ConformanceFaults)? { InMemoryFaults(server: server) }
+    /// Faults injected into the in-memory server.
+    public var faults: (any ConformanceFaults)? { InMemoryFaults(server: server) }
 }
 
 struct InMemoryFaults: ConformanceFaults {
