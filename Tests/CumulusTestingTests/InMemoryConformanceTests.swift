@@ -15,3 +15,11 @@ struct InMemoryConformanceTests {
         #expect(Set(names).count == names.count)
     }
 }
+
+@Suite("SyncEngine conformance over InMemoryCloudDatabase")
+struct InMemoryEngineConformanceTests {
+    @Test(arguments: SyncEngineConformance.checks)
+    func conforms(_ check: SyncEngineConformance.Check) async throws {
+        try await check.run(on: InMemoryBackend())
+    }
+}
