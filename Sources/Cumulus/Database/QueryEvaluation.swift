@@ -1,7 +1,9 @@
-import Cumulus
+import CloudCodable
 import Foundation
 
-/// How `records/query` filters and orders records.
+/// How `records/query` filters and orders records: the rules every
+/// ``CloudDatabase`` implementation answers queries by (the in-memory server
+/// and the record server use this type).
 ///
 /// - A filter compares a field with a value of the same type; a record
 ///   without the field, or whose field has another type, does not match
@@ -12,8 +14,10 @@ import Foundation
 ///   list field that holds it. Any other value is a `BAD_REQUEST`.
 /// - Sorting puts records without the sort field (or with a value of another
 ///   type) after the others, whatever the direction; ties go by record name.
-enum QueryEvaluation {
-    static func validate(_ query: RecordQuery) throws {
+public enum QueryEvaluation {
+    /// Throws `BAD_REQUEST` for a query that cannot be answered: no record
+    /// type, or a comparator that cannot take its filter's value.
+    public static func validate(_ query: RecordQuery) throws {
         guard !query.recordType.isEmpty else { throw CloudError(.badRequest, reason: "the query has no record type") }
         for filter in query.filters {
             let value = filter.fieldValue
@@ -35,11 +39,13 @@ enum QueryEvaluation {
         }
     }
 
-    static func matches(_ record: Record, _ filters: [QueryFilter]) -> Bool {
+    /// Whether `record` passes every filter.
+    public static func matches(_ record: Record, _ filters: [QueryFilter]) -> Bool {
         filters.allSatisfy { matches(record, $0) }
     }
 
-    static func matches(_ record: Record, _ filter: QueryFilter) -> Bool {
+    /// Whether `record` passes `filter`.
+    public static func matches(_ record: Record, _ filter: QueryFilter) -> Bool {
         guard let field = record[filter.fieldName] else { return false }
         let value = filter.fieldValue
         switch filter.comparator {
@@ -57,7 +63,8 @@ enum QueryEvaluation {
         }
     }
 
-    static func areInIncreasingOrder(_ lhs: Record, _ rhs: Record, by sort: [QuerySort]) -> Bool {
+    /// Whether `lhs` comes before `rhs` in the order of `sort`.
+    public static func areInIncreasingOrder(_ lhs: Record, _ rhs: Record, by sort: [QuerySort]) -> Bool {
         for key in sort {
             let left = lhs[key.fieldName]
             let right = rhs[key.fieldName]
@@ -80,11 +87,12 @@ enum QueryEvaluation {
     }
 
     /// The continuation marker of a page that starts at `offset`.
-    static func marker(forOffset offset: Int) -> String {
+    public static func marker(forOffset offset: Int) -> String {
         "q\(offset)"
     }
 
-    static func offset(fromMarker marker: String) -> Int? {
+    /// The offset a marker of ``marker(forOffset:)`` stands for, or `nil` for a bad marker.
+    public static func offset(fromMarker marker: String) -> Int? {
         guard marker.first == "q", let offset = Int(marker.dropFirst()), offset >= 0 else { return nil }
         return offset
     }
