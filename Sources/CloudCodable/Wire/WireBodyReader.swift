@@ -90,7 +90,8 @@ package struct WireBodyReader {
 
     private mutating func enterContainer(_ what: String, isObject: Bool) throws(WireFormatError) -> Bool {
         guard depth < JSONScanner.maximumDepth else {
-            throw reader.scanner.error(.nestingTooDeep, "arrays and objects nested deeper than \(JSONScanner.maximumDepth)")
+            throw reader.scanner.error(
+                .nestingTooDeep, "arrays and objects nested deeper than \(JSONScanner.maximumDepth)")
         }
         let entered = try isObject ? reader.scanner.enterObject(what) : reader.scanner.enterArray(what)
         if entered { depth += 1 }

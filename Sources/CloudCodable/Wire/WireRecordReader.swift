@@ -288,7 +288,9 @@ struct WireRecordReader {
 
     /// Reads the `fields` object. A name given twice keeps its last value;
     /// a `null` value removes the field.
-    private mutating func readFields(depth: Int, context fieldContext: inout FieldContext) throws(WireFormatError) -> RecordFields {
+    private mutating func readFields(depth: Int, context fieldContext: inout FieldContext) throws(WireFormatError)
+        -> RecordFields
+    {
         if try scanner.skipNull() { return RecordFields() }
         let start = scanner.position
         if let wire = readFieldsAsWireText() { return RecordFields(wire: wire) }

@@ -33,11 +33,14 @@ extension CloudError {
     /// `BAD_REQUEST`); its reason never quotes the body, which might echo
     /// secrets.
     public static func decode(httpStatus: Int, body: [UInt8], contentType: String?) -> CloudError {
-        if let error = try? WireBodyReader.read(body, { reader -> CloudError in
-            let error = try WireErrorMembers.readError(&reader, "the error dictionary")
-            try reader.expectEnd()
-            return error
-        }) {
+        if let error = try? WireBodyReader.read(
+            body,
+            { reader -> CloudError in
+                let error = try WireErrorMembers.readError(&reader, "the error dictionary")
+                try reader.expectEnd()
+                return error
+            })
+        {
             return error
         }
         return statusError(httpStatus, contentType: contentType)

@@ -149,7 +149,8 @@ extension CloudRequest {
                 do {
                     try writer.appendFieldValue(filter.fieldValue)
                 } catch {
-                    throw CloudError(.badRequest, reason: "the filter on '\(filter.fieldName)' cannot be written: \(error)")
+                    throw CloudError(
+                        .badRequest, reason: "the filter on '\(filter.fieldName)' cannot be written: \(error)")
                 }
                 writer.append(byte: UInt8(ascii: "}"))
             }

@@ -69,7 +69,9 @@ extension CloudRequest {
                         guard key == "subscriptionID" else { return try reader.skipValue() }
                         identifier = try reader.readString("subscriptionID, a string")
                     }
-                    guard let identifier else { throw reader.missing("subscriptionID", in: "a subscription", at: start) }
+                    guard let identifier else {
+                        throw reader.missing("subscriptionID", in: "a subscription", at: start)
+                    }
                     list.append(identifier)
                 }
                 identifiers = list
@@ -187,7 +189,8 @@ extension CloudRequest {
         case .record(let record, let hasZoneID):
             return (record, hasZoneID)
         case .deleted, .failure:
-            throw reader.error("\(what): the record of a \(type.rawValue) operation is a deleted record's entry", at: start)
+            throw reader.error(
+                "\(what): the record of a \(type.rawValue) operation is a deleted record's entry", at: start)
         }
     }
 
@@ -332,7 +335,8 @@ extension CloudRequest {
             switch key {
             case "zones":
                 var list: [ZoneChangesRequest] = []
-                try reader.readArray("'zones'") { reader in list.append(try readZoneChangesRequest(&reader, list.count)) }
+                try reader.readArray("'zones'") { reader in list.append(try readZoneChangesRequest(&reader, list.count))
+                }
                 zones = list
             case "resultsLimit": defaultLimit = try reader.skipNull() ? nil : reader.readCount("resultsLimit")
             default: try reader.skipValue()
@@ -355,7 +359,8 @@ extension CloudRequest {
         try reader.readObject(what) { reader, key in
             switch key {
             case "zoneID": zoneID = try reader.readZoneID()
-            case "syncToken": request.syncToken = try reader.readOptionalString("syncToken, a string").map(SyncToken.init)
+            case "syncToken":
+                request.syncToken = try reader.readOptionalString("syncToken, a string").map(SyncToken.init)
             case "resultsLimit": request.resultsLimit = try reader.skipNull() ? nil : reader.readCount("resultsLimit")
             case "desiredKeys": request.desiredKeys = try reader.readOptionalStrings("desiredKeys")
             case "desiredRecordTypes": request.desiredRecordTypes = try reader.readOptionalStrings("desiredRecordTypes")

@@ -77,7 +77,8 @@ extension CloudResponse {
         writer.append(byte: UInt8(ascii: "]"))
     }
 
-    private static func writeZoneChanges(_ zones: [Result<ZoneChanges, CloudError>], to writer: inout JSONWriter) throws {
+    private static func writeZoneChanges(_ zones: [Result<ZoneChanges, CloudError>], to writer: inout JSONWriter) throws
+    {
         writer.appendRaw(#"{"zones":["#)
         for index in zones.indices {
             if index > 0 { writer.append(byte: UInt8(ascii: ",")) }

@@ -67,7 +67,8 @@ extension CloudResponse {
             var members: [String: String] = [:]
             try reader.readObject("the answer") { reader, key in
                 switch key {
-                case "apnsEnvironment", "apnsToken", "webcourierURL": members[key] = try reader.readString("\(key), a string")
+                case "apnsEnvironment", "apnsToken", "webcourierURL":
+                    members[key] = try reader.readString("\(key), a string")
                 default: try reader.skipValue()
                 }
             }
@@ -75,7 +76,9 @@ extension CloudResponse {
                 throw reader.missing("apnsEnvironment", in: "the answer", at: 0)
             }
             guard let token = members["apnsToken"] else { throw reader.missing("apnsToken", in: "the answer", at: 0) }
-            guard let url = members["webcourierURL"] else { throw reader.missing("webcourierURL", in: "the answer", at: 0) }
+            guard let url = members["webcourierURL"] else {
+                throw reader.missing("webcourierURL", in: "the answer", at: 0)
+            }
             return .token(NotificationToken(apnsEnvironment: environment, apnsToken: token, webcourierURL: url))
         }
     }
@@ -119,7 +122,8 @@ extension CloudResponse {
                 try reader.readArray("'records'") { reader in
                     let start = reader.position
                     guard case .record(let record, _) = try reader.readRecord() else {
-                        throw reader.error("record \(list.count) of a query's answer is a deleted record's entry", at: start)
+                        throw reader.error(
+                            "record \(list.count) of a query's answer is a deleted record's entry", at: start)
                     }
                     list.append(record)
                 }
@@ -167,7 +171,8 @@ extension CloudResponse {
         var (results, lacksZone) = records ?? ([], [])
         for index in lacksZone { results[index].moveToZone(zoneID) }
         return .success(
-            ZoneChanges(zoneID: zoneID, records: results, syncToken: SyncToken(rawValue: syncToken), moreComing: moreComing))
+            ZoneChanges(
+                zoneID: zoneID, records: results, syncToken: SyncToken(rawValue: syncToken), moreComing: moreComing))
     }
 
     private static func readDatabaseChanges(_ reader: inout WireBodyReader) throws -> DatabaseChanges {
@@ -195,7 +200,8 @@ extension CloudResponse {
         guard hasZones else { throw reader.missing("zones", in: "the answer", at: 0) }
         guard let syncToken else { throw reader.missing("syncToken", in: "the answer", at: 0) }
         return DatabaseChanges(
-            changedZones: changed, deletedZones: deleted, syncToken: SyncToken(rawValue: syncToken), moreComing: moreComing)
+            changedZones: changed, deletedZones: deleted, syncToken: SyncToken(rawValue: syncToken),
+            moreComing: moreComing)
     }
 
     private static func readZoneResults(_ reader: inout WireBodyReader) throws -> [ZoneResult] {
@@ -230,7 +236,8 @@ extension CloudResponse {
             }
             guard let zoneID = errorMembers.zoneID else { throw reader.missing("zoneID", in: what, at: start) }
             results.append(
-                deleted ? .deleted(zoneID) : .zone(RecordZone(zoneID: zoneID, syncToken: syncToken.map(SyncToken.init))))
+                deleted ? .deleted(zoneID) : .zone(RecordZone(zoneID: zoneID, syncToken: syncToken.map(SyncToken.init)))
+            )
         }
         return results
     }

@@ -8,7 +8,7 @@ extension WireBodyReader {
     /// Reads the object at the cursor, calling `member` with each key; it
     /// reads or skips the value.
     mutating func readObject(_ what: String, _ member: (inout WireBodyReader, String) throws -> Void) throws {
-        guard try enterObject(what) else { return }
+        guard try enterObject("\(what), an object") else { return }
         repeat {
             let key = try readKey()
             try member(&self, key)
@@ -17,7 +17,7 @@ extension WireBodyReader {
 
     /// Reads the array at the cursor, calling `element` for each element.
     mutating func readArray(_ what: String, _ element: (inout WireBodyReader) throws -> Void) throws {
-        guard try enterArray(what) else { return }
+        guard try enterArray("\(what), an array") else { return }
         repeat {
             try element(&self)
         } while try nextElement()
