@@ -1,0 +1,60 @@
+import Cumulus
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The record server's HTTP side: the CloudKit Web Services paths over a
+/// ``CloudServing``.
+///
+/// ```swift
+/// let server = CumulusHTTPServer(service: service, configuration: ServerConfiguration(port: 0))
+/// try await server.run { port in print("listening on \(port)") }
+/// ```
+public struct CumulusHTTPServer: Sendable {
+    /// The service that carries requests out.
+    public let service: any CloudServing
+    /// How the server listens and what it accepts.
+    public let configuration: ServerConfiguration
+    /// Errors injected into the next database requests, for tests.
+    public let faults: ServerFaults?
+
+    /// Creates a server; nothing listens until ``run(onRunning:)``.
+    public init(service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults? = nil) {
+        self.service = service
+        self.configuration = configuration
+        self.faults = faults
+    }
+
+    /// Listens until the task is cancelled, then stops.
+    ///
+    /// - Parameter onRunning: Called once the server listens, with the port
+    ///   it is bound to (the chosen one when the configuration says `0`).
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        try await makeApplication(onRunning: onRunning).run()
+    }
+
+    /// Listens until SIGINT or SIGTERM, then stops accepting connections and
+    /// returns once the requests in flight are answered.
+    public func runUntilTerminated(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [makeApplication(onRunning: onRunning)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: configuration.logger))
+        try await group.run()
+    }
+
+    func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+        let router = Router()
+        router.add(middleware: RequestLogMiddleware(logger: configuration.logger))
+        CloudRoutes(service: service, configuration: configuration, faults: faults).add(to: router)
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "Cumulus"),
+            onServerRunning: { channel in
+                await onRunning(channel.localAddress?.port ?? 0)
+            },
+            logger: configuration.logger)
+    }
+}
