@@ -2,6 +2,7 @@ import Cumulus
 import Foundation
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 
 /// The handlers of the protocol's paths: database operations and the
 /// notification long poll.
@@ -99,16 +100,28 @@ struct CloudRoutes: Sendable {
     /// `?timeout=` in seconds, at most the configured timeout.
     func poll(_ request: Request, token: String) async throws -> Response {
         let query = request.uri.queryParameters
-        var timeout = configuration.notificationPollTimeout
-        if let text = query["timeout"] {
-            guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
-                throw HTTPFailure(.badRequest, "The timeout must be a number of seconds.")
-            }
-            timeout = min(timeout, .milliseconds(Int64(min(seconds, 1e9) * 1000)))
-        }
+        let timeout = try pollTimeout(asked: query["timeout"].map(String.init))
         let cursor = query["cursor"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
-        let batch = try await service.pollNotifications(token: token, cursor: cursor, timeout: timeout)
-        return Self.json(batch.encodedBody())
+        let service = self.service
+        do {
+            // A poll waits up to its timeout; a shutdown should not wait for it.
+            let batch = try await cancelWhenGracefulShutdown {
+                try await service.pollNotifications(token: token, cursor: cursor, timeout: timeout)
+            }
+            return Self.json(batch.encodedBody())
+        } catch where Task.isShuttingDownGracefully && !(error is CloudError) {
+            throw HTTPFailure(
+                CloudError(.tryAgainLater, reason: "The server is shutting down.", retryAfter: .seconds(1)))
+        }
+    }
+
+    /// The poll's timeout: the configured one, or less when the client asks.
+    func pollTimeout(asked text: String?) throws -> Duration {
+        guard let text else { return configuration.notificationPollTimeout }
+        guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+            throw HTTPFailure(.badRequest, "The timeout must be a number of seconds.")
+        }
+        return min(configuration.notificationPollTimeout, .milliseconds(Int64(min(seconds, 1e9) * 1000)))
     }
 
     /// The body, at most the configured size.
