@@ -1,0 +1,174 @@
+import Crypto
+import Cumulus
+import Foundation
+
+extension CloudService {
+    /// Creates a container and returns its API token (64 hexadecimal
+    /// characters); only the token's SHA-256 is stored. A taken name throws `EXISTS`.
+    public func addContainer(named name: String) async throws -> String {
+        guard !name.isEmpty else { throw CloudError(.badRequest, reason: "a container needs a name") }
+        let token = Self.randomHex(bytes: 32)
+        let hash = Self.hash(token)
+        let created = try await storage.write { transaction in
+            try await transaction.createContainer(named: name, tokenHash: hash)
+        }
+        guard created else { throw CloudError(.exists, reason: "there is already a container named '\(name)'") }
+        return token
+    }
+
+    /// Creates a user of a container and returns the user's record name
+    /// (`_` and 32 hexadecimal characters) and web auth token; only the
+    /// token's SHA-256 is stored. An unknown container throws `NOT_FOUND`, a
+    /// taken name `EXISTS`.
+    public func addUser(named name: String, container: String) async throws
+        -> (userRecordName: String, webAuthToken: String)
+    {
+        guard !name.isEmpty else { throw CloudError(.badRequest, reason: "a user needs a name") }
+        let recordName = "_" + Self.randomHex(bytes: 16)
+        let token = Self.randomHex(bytes: 32)
+        let hash = Self.hash(token)
+        let created = try await storage.write { transaction -> Bool? in
+            guard try await transaction.containerTokenHash(named: container) != nil else { return nil }
+            return try await transaction.createUser(
+                named: name, recordName: recordName, tokenHash: hash, container: container)
+        }
+        guard let created else { throw Self.unknownContainer(container) }
+        guard created else {
+            throw CloudError(.exists, reason: "the container already has a user named '\(name)'")
+        }
+        return (recordName, token)
+    }
+
+    /// Registers a server-to-server key (a P-256 public key in PEM) and
+    /// returns its key ID (64 hexadecimal characters). A PEM that is not a
+    /// P-256 public key throws `BAD_REQUEST`; an unknown container `NOT_FOUND`.
+    public func addServerKey(container: String, publicKeyPEM: String) async throws -> String {
+        do {
+            _ = try P256.Signing.PublicKey(pemRepresentation: publicKeyPEM)
+        } catch {
+            throw CloudError(.badRequest, reason: "the key is not a P-256 public key in PEM: \(error)")
+        }
+        let keyID = Self.randomHex(bytes: 32)
+        let created = try await storage.write { transaction -> Bool in
+            guard try await transaction.containerTokenHash(named: container) != nil else { return false }
+            try await transaction.createServerKey(id: keyID, publicKeyPEM: publicKeyPEM, container: container)
+            return true
+        }
+        guard created else { throw Self.unknownContainer(container) }
+        return keyID
+    }
+
+    /// Whether `apiToken` is the container's API token (`false` for an
+    /// unknown container).
+    public func authenticateContainer(named name: String, apiToken: String) async throws -> Bool {
+        let stored = try await storage.read { transaction in try await transaction.containerTokenHash(named: name) }
+        guard let stored else { return false }
+        return Self.constantTimeEquals(stored, Self.hash(apiToken))
+    }
+
+    /// The record name of the container's user with this web auth token, or
+    /// `nil` for none.
+    public func user(container: String, webAuthToken: String) async throws -> String? {
+        let hash = Self.hash(webAuthToken)
+        return try await storage.read { transaction in
+            try await transaction.userRecordName(container: container, tokenHash: hash)
+        }
+    }
+
+    /// The PEM public key registered under `keyID` for the container, or `nil`.
+    public func serverKey(container: String, keyID: String) async throws -> String? {
+        try await storage.read { transaction in try await transaction.serverKey(id: keyID, container: container) }
+    }
+
+    /// The types the environment's schema gives fields: each (record type,
+    /// field) as first written.
+    public func fieldTypes(container: String, environment: CloudEnvironment) async throws -> FieldTypeLookup {
+        let key = SchemaKey(container: container, environment: environment)
+        _ = try await schema(key)
+        let schemas = schemas
+        return { recordType, fieldName in
+            schemas.withLock { $0[key]?[recordType]?[fieldName] }
+        }
+    }
+
+    /// A new notification channel for `caller` (the `apnsToken` of `tokens/create`).
+    public func createNotificationToken(for caller: Caller) async throws -> String {
+        let token = Self.randomHex(bytes: 32)
+        hub.createChannel(
+            NotificationHub.ChannelKey(
+                container: caller.container, environment: caller.environment, scope: caller.scope,
+                user: caller.user ?? ""),
+            token: token)
+        return token
+    }
+
+    /// Waits until the channel has notifications after `cursor` (from now
+    /// when `nil`) or `timeout` passes, and returns them with the next
+    /// cursor. An unknown token throws `NOT_FOUND`, a cursor the server did
+    /// not write `BAD_REQUEST`.
+    public func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws
+        -> NotificationBatch
+    {
+        try await hub.poll(token: token, cursor: cursor, timeout: timeout)
+    }
+
+    // MARK: Schema
+
+    /// The environment's schema, read from storage on first use.
+    func schema(_ key: SchemaKey) async throws -> [String: [String: FieldType]] {
+        if let cached = schemas.withLock({ $0[key] }) { return cached }
+        let stored = try await storage.read { transaction in
+            try await transaction.fieldTypes(container: key.container, environment: key.environment)
+        }
+        var schema: [String: [String: FieldType]] = [:]
+        for type in stored { schema[type.recordType, default: [:]][type.fieldName] = type.type }
+        return schemas.withLock { schemas in
+            // A write that committed meanwhile may have filled it already.
+            if let cached = schemas[key] { return cached }
+            schemas[key] = schema
+            return schema
+        }
+    }
+
+    /// Adds field types a write recorded; the first type of a field stays.
+    func learn(_ types: [StoredFieldType], in key: SchemaKey) {
+        schemas.withLock { schemas in
+            for type in types where schemas[key]?[type.recordType]?[type.fieldName] == nil {
+                schemas[key, default: [:]][type.recordType, default: [:]][type.fieldName] = type.type
+            }
+        }
+    }
+
+    // MARK: Secrets
+
+    /// `bytes` random bytes from the system's CSPRNG, as lowercase hexadecimal.
+    static func randomHex(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var text = ""
+        text.reserveCapacity(count * 2)
+        for _ in 0..<count {
+            let byte = UInt8.random(in: .min ... .max, using: &generator)
+            text += byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+        }
+        return text
+    }
+
+    /// The SHA-256 of a token, as lowercase hexadecimal: what the file keeps.
+    static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined()
+    }
+
+    private static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+        let left = Array(lhs.utf8)
+        let right = Array(rhs.utf8)
+        guard left.count == right.count else { return false }
+        var difference: UInt8 = 0
+        for index in left.indices { difference |= left[index] ^ right[index] }
+        return difference == 0
+    }
+
+    private static func unknownContainer(_ name: String) -> CloudError {
+        CloudError(.notFound, reason: "there is no container named '\(name)'")
+    }
+}

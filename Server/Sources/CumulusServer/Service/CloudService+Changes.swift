@@ -1,0 +1,115 @@
+import Cumulus
+
+extension CloudService {
+    /// `changes/zone`: one read transaction for all the zones asked.
+    func fetchZoneChanges(_ requests: [ZoneChangesRequest], context: RequestContext) async throws
+        -> [Result<ZoneChanges, CloudError>]
+    {
+        try ServerLimits.checkItemCount(requests.count, of: "zones")
+        guard context.key.scope != .public else {
+            throw CloudError(.badRequest, reason: "changes/zone is not available in the public database")
+        }
+        let key = context.key
+        return try await storage.read { transaction in
+            guard let database = try await transaction.database(key) else { return [] }
+            let names = requests.compactMap { context.ownZoneName($0.zoneID) }
+            var zones: [String: StoredZone] = [:]
+            for zone in try await transaction.zones(inDatabase: database.id, named: Array(Set(names))) {
+                zones[zone.name] = zone
+            }
+            var results: [Result<ZoneChanges, CloudError>] = []
+            for request in requests {
+                guard let name = context.ownZoneName(request.zoneID), let zone = zones[name] else {
+                    results.append(.failure(ServerLimits.zoneNotFound(request.zoneID, recordName: nil)))
+                    continue
+                }
+                do {
+                    results.append(.success(try await Self.changes(of: zone, request, transaction)))
+                } catch let error as CloudError {
+                    results.append(.failure(error))
+                }
+            }
+            return results
+        }
+    }
+
+    private static func changes(
+        of zone: StoredZone, _ request: ZoneChangesRequest, _ transaction: any StorageTransaction
+    ) async throws -> ZoneChanges {
+        let limit: Int
+        do {
+            limit = try ServerLimits.pageSize(request.resultsLimit)
+        } catch {
+            var error = error
+            error.zoneID = request.zoneID
+            throw error
+        }
+        var since: Int64 = 0
+        if let syncToken = request.syncToken {
+            guard let token = ServerChangeToken(syncToken, kind: .zone) else {
+                throw CloudError(
+                    .badRequest, reason: "'\(syncToken.rawValue)' is not a sync token of a zone",
+                    zoneID: request.zoneID)
+            }
+            guard token.incarnation == zone.incarnation, token.serial <= zone.serial else {
+                throw CloudError(
+                    .changeTokenExpired, reason: "the sync token has expired; fetch the zone from the start",
+                    zoneID: request.zoneID)
+            }
+            since = token.serial
+        }
+        // One row more than the page tells whether more are coming.
+        let rows = try await transaction.changes(
+            inZone: zone.id, after: since, recordTypes: request.desiredRecordTypes, limit: limit + 1)
+        let moreComing = rows.count > limit
+        let page = rows.prefix(limit)
+        let zoneID = ZoneID(zoneName: zone.name)
+        let records = page.map { row -> RecordResult in
+            if let record = row.record { return .record(record.keeping(request.desiredKeys)) }
+            return .deleted(recordName: row.name, zoneID: zoneID)
+        }
+        let end = moreComing ? (page.last?.serial ?? since) : zone.serial
+        return ZoneChanges(
+            zoneID: zoneID, records: records,
+            syncToken: ServerChangeToken(kind: .zone, incarnation: zone.incarnation, serial: end).syncToken,
+            moreComing: moreComing)
+    }
+
+    /// `changes/database`.
+    func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?, context: RequestContext) async throws
+        -> DatabaseChanges
+    {
+        let limit = try ServerLimits.pageSize(resultsLimit)
+        guard context.key.scope != .public else {
+            throw CloudError(.badRequest, reason: "changes/database is not available in the public database")
+        }
+        let key = context.key
+        return try await storage.read { transaction in
+            guard let database = try await transaction.database(key) else {
+                throw CloudError(.internalError, reason: "the database has no row")
+            }
+            var since: Int64 = 0
+            if let syncToken {
+                guard let token = ServerChangeToken(syncToken, kind: .database) else {
+                    throw CloudError(
+                        .badRequest, reason: "'\(syncToken.rawValue)' is not a sync token of a database")
+                }
+                guard token.incarnation == database.incarnation, token.serial <= database.serial else {
+                    throw CloudError(
+                        .changeTokenExpired, reason: "the sync token has expired; fetch the database from the start")
+                }
+                since = token.serial
+            }
+            let entries = try await transaction.zoneLog(inDatabase: database.id, after: since, limit: limit + 1)
+            let moreComing = entries.count > limit
+            let page = entries.prefix(limit)
+            let end = moreComing ? (page.last?.serial ?? since) : database.serial
+            return DatabaseChanges(
+                changedZones: page.filter { !$0.deleted }.map { ZoneID(zoneName: $0.zoneName) },
+                deletedZones: page.filter { $0.deleted }.map { ZoneID(zoneName: $0.zoneName) },
+                syncToken: ServerChangeToken(kind: .database, incarnation: database.incarnation, serial: end)
+                    .syncToken,
+                moreComing: moreComing)
+        }
+    }
+}

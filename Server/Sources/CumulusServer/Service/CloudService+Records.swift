@@ -1,0 +1,132 @@
+import Cumulus
+import Foundation
+
+extension CloudService {
+    /// `records/modify`: one transaction that reads the zone and every named
+    /// record at once, decides each operation, and writes the changes.
+    func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, context: RequestContext)
+        async throws -> [RecordResult]
+    {
+        try ServerLimits.checkItemCount(operations.count, of: "operations")
+        var names = Set<String>()
+        for operation in operations where !operation.record.recordName.isEmpty {
+            let name = operation.record.recordName
+            guard names.insert(name).inserted else {
+                throw CloudError(
+                    .badRequest, reason: "record '\(name)' appears in more than one operation of the request",
+                    recordName: name, zoneID: zoneID)
+            }
+        }
+        guard !operations.isEmpty else { return [] }
+        let schemaKey = SchemaKey(container: context.key.container, environment: context.key.environment)
+        let schema = try await schema(schemaKey)
+        let modification = RecordModification(
+            operations: operations, requestZoneID: zoneID, atomic: atomic, context: context,
+            recordSizeLimit: recordSizeLimit, schema: schema)
+        let outcome = try await storage.write { transaction in try await modification.run(transaction) }
+        if !outcome.newFieldTypes.isEmpty { learn(outcome.newFieldTypes, in: schemaKey) }
+        if let zone = outcome.changedZone {
+            notify(context.key, changedZones: [zone], subscriptions: outcome.subscriptions)
+        }
+        return outcome.results
+    }
+
+    /// `records/lookup`.
+    func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?, context: RequestContext)
+        async throws -> [RecordResult]
+    {
+        try ServerLimits.checkItemCount(recordNames.count, of: "records")
+        let key = context.key
+        let zoneName = context.ownZoneName(zoneID)
+        return try await storage.read { transaction in
+            guard let zoneName, let database = try await transaction.database(key),
+                let zone = try await transaction.zones(inDatabase: database.id, named: [zoneName]).first
+            else {
+                return recordNames.map { .failure(ServerLimits.zoneNotFound(zoneID, recordName: $0)) }
+            }
+            let rows = try await transaction.records(named: Array(Set(recordNames)), inZone: zone.id)
+            var found: [String: Record] = [:]
+            for row in rows { found[row.name] = row.record }
+            return recordNames.map { name in
+                guard let record = found[name] else {
+                    return .failure(
+                        CloudError(.notFound, reason: "the record does not exist", recordName: name, zoneID: zoneID))
+                }
+                return .record(record.keeping(desiredKeys))
+            }
+        }
+    }
+
+    /// `records/query`.
+    ///
+    /// The filters and sort run in Swift over the zone's live records of the
+    /// query's type, which the storage reads by an index on the type; pushing
+    /// the comparators into SQL is left for when zones grow large.
+    func queryRecords(
+        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?,
+        desiredKeys: [String]?, context: RequestContext
+    ) async throws -> QueryResult {
+        let limit = try ServerLimits.pageSize(resultsLimit)
+        try QueryEvaluation.validate(query)
+        var offset = 0
+        if let continuationMarker {
+            guard let parsed = QueryEvaluation.offset(fromMarker: continuationMarker) else {
+                throw CloudError(.badRequest, reason: "the continuation marker '\(continuationMarker)' is not valid")
+            }
+            offset = parsed
+        }
+        let key = context.key
+        let zoneName = context.ownZoneName(zoneID)
+        let candidates = try await storage.read { transaction -> [Record]? in
+            guard let zoneName, let database = try await transaction.database(key),
+                let zone = try await transaction.zones(inDatabase: database.id, named: [zoneName]).first
+            else { return nil }
+            return try await transaction.liveRecords(ofType: query.recordType, inZone: zone.id)
+        }
+        guard let candidates else { throw ServerLimits.zoneNotFound(zoneID, recordName: nil) }
+        let matches =
+            candidates
+            .filter { QueryEvaluation.matches($0, query.filters) }
+            .sorted { QueryEvaluation.areInIncreasingOrder($0, $1, by: query.sort) }
+        guard offset < matches.count else { return QueryResult(records: [], continuationMarker: nil) }
+        let end = min(offset + limit, matches.count)
+        return QueryResult(
+            records: matches[offset..<end].map { $0.keeping(desiredKeys) },
+            continuationMarker: end < matches.count ? QueryEvaluation.marker(forOffset: end) : nil)
+    }
+}
+
+extension Record {
+    /// The record with only the fields named in `desiredKeys` (all of them for `nil`).
+    func keeping(_ desiredKeys: [String]?) -> Record {
+        guard let desiredKeys else { return self }
+        var copy = self
+        copy.fields = [:]
+        for key in desiredKeys {
+            if let value = fields[key] { copy.fields[key] = value }
+        }
+        return copy
+    }
+
+    /// The references of the record's fields (single and in lists).
+    var references: [(field: String, reference: Reference)] {
+        fields.flatMap { field, value -> [(field: String, reference: Reference)] in
+            switch value {
+            case .reference(let reference): [(field, reference)]
+            case .referenceList(let list): list.map { (field, $0) }
+            default: []
+            }
+        }
+    }
+
+    /// The names of the records of its own zone this record refers to with `DELETE_SELF`.
+    var deleteSelfTargets: [String] {
+        let targets = references.compactMap { _, reference -> String? in
+            guard reference.action == .deleteSelf,
+                reference.zoneID == nil || reference.zoneID?.zoneName == zoneID.zoneName
+            else { return nil }
+            return reference.recordName
+        }
+        return Array(Set(targets)).sorted()
+    }
+}

@@ -1,0 +1,85 @@
+import Cumulus
+
+extension CloudService {
+    /// `subscriptions/modify`: subscriptions belong to the user, not the device.
+    func modifySubscriptions(_ operations: [SubscriptionOperation], context: RequestContext) async throws
+        -> [SubscriptionResult]
+    {
+        try ServerLimits.checkItemCount(operations.count, of: "operations")
+        var identifiers = Set<String>()
+        for operation in operations {
+            let identifier: String
+            switch operation {
+            case .save(let subscription): identifier = subscription.subscriptionID
+            case .delete(let id): identifier = id
+            }
+            guard identifiers.insert(identifier).inserted else {
+                throw CloudError(
+                    .badRequest,
+                    reason: "subscription '\(identifier)' appears in more than one operation of the request")
+            }
+        }
+        let key = context.key
+        let user = context.subscriber
+        return try await storage.write { transaction in
+            guard let database = try await transaction.database(key) else {
+                throw CloudError(.internalError, reason: "the database has no row")
+            }
+            let zoneNames = Set(try await transaction.zones(inDatabase: database.id, named: nil).map(\.name))
+            var results: [SubscriptionResult] = []
+            for operation in operations {
+                switch operation {
+                case .save(let subscription):
+                    guard !subscription.subscriptionID.isEmpty else {
+                        results.append(.failure(CloudError(.badRequest, reason: "the subscription has no identifier")))
+                        continue
+                    }
+                    guard let name = context.ownZoneName(subscription.zoneID), zoneNames.contains(name) else {
+                        results.append(.failure(ServerLimits.zoneNotFound(subscription.zoneID, recordName: nil)))
+                        continue
+                    }
+                    let stored = Subscription(
+                        subscriptionID: subscription.subscriptionID, zoneID: ZoneID(zoneName: name))
+                    try await transaction.saveSubscription(
+                        StoredSubscription(user: user, subscription: stored), inDatabase: database.id)
+                    results.append(.subscription(stored))
+                case .delete(let identifier):
+                    if try await transaction.deleteSubscription(identifier, user: user, inDatabase: database.id) {
+                        results.append(.deleted(identifier))
+                    } else {
+                        results.append(.failure(Self.notFound(subscription: identifier)))
+                    }
+                }
+            }
+            return results
+        }
+    }
+
+    /// `subscriptions/list`: by identifier.
+    func listSubscriptions(context: RequestContext) async throws -> [Subscription] {
+        try await storedSubscriptions(context).sorted { $0.subscriptionID < $1.subscriptionID }
+    }
+
+    /// `subscriptions/lookup`.
+    func lookupSubscriptions(_ identifiers: [String], context: RequestContext) async throws -> [SubscriptionResult] {
+        try ServerLimits.checkItemCount(identifiers.count, of: "subscriptions")
+        let saved = Dictionary(
+            try await storedSubscriptions(context).map { ($0.subscriptionID, $0) }, uniquingKeysWith: { $1 })
+        return identifiers.map { identifier in
+            saved[identifier].map(SubscriptionResult.subscription) ?? .failure(Self.notFound(subscription: identifier))
+        }
+    }
+
+    private func storedSubscriptions(_ context: RequestContext) async throws -> [Subscription] {
+        let key = context.key
+        let user = context.subscriber
+        return try await storage.read { transaction in
+            guard let database = try await transaction.database(key) else { return [] }
+            return try await transaction.subscriptions(inDatabase: database.id, user: user).map(\.subscription)
+        }
+    }
+
+    private static func notFound(subscription identifier: String) -> CloudError {
+        CloudError(.notFound, reason: "there is no subscription '\(identifier)'")
+    }
+}

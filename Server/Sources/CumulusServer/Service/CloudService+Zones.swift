@@ -1,0 +1,147 @@
+import Cumulus
+
+extension CloudService {
+    /// `zones/list`: the default zone first, then the others by name.
+    func listZones(context: RequestContext) async throws -> [RecordZone] {
+        let key = context.key
+        let zones = try await storage.read { transaction -> [StoredZone] in
+            guard let database = try await transaction.database(key) else { return [] }
+            return try await transaction.zones(inDatabase: database.id, named: nil)
+        }
+        return zones.sorted { (Self.rank($0.name), $0.name) < (Self.rank($1.name), $1.name) }
+            .map { Self.recordZone($0, scope: key.scope) }
+    }
+
+    private static func rank(_ zoneName: String) -> Int {
+        zoneName == ZoneID.defaultZone.zoneName ? 0 : 1
+    }
+
+    static func recordZone(_ zone: StoredZone, scope: DatabaseScope) -> RecordZone {
+        RecordZone(zoneID: ZoneID(zoneName: zone.name), syncToken: scope == .public ? nil : zone.syncToken)
+    }
+
+    /// `zones/lookup`.
+    func lookupZones(_ zoneIDs: [ZoneID], context: RequestContext) async throws -> [ZoneResult] {
+        try ServerLimits.checkItemCount(zoneIDs.count, of: "zones")
+        let key = context.key
+        let names = Array(Set(zoneIDs.compactMap { context.ownZoneName($0) }))
+        let zones = try await storage.read { transaction -> [StoredZone] in
+            guard let database = try await transaction.database(key) else { return [] }
+            return try await transaction.zones(inDatabase: database.id, named: names)
+        }
+        let byName = Dictionary(zones.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        return zoneIDs.map { zoneID in
+            guard let name = context.ownZoneName(zoneID), let zone = byName[name] else {
+                return .failure(ServerLimits.zoneNotFound(zoneID, recordName: nil))
+            }
+            return .zone(Self.recordZone(zone, scope: key.scope))
+        }
+    }
+
+    /// `zones/modify`.
+    func modifyZones(_ operations: [ZoneOperation], context: RequestContext) async throws -> [ZoneResult] {
+        try ServerLimits.checkItemCount(operations.count, of: "operations")
+        var names = Set<String>()
+        for operation in operations {
+            let zoneID: ZoneID
+            switch operation {
+            case .create(let id), .delete(let id): zoneID = id
+            }
+            guard names.insert(zoneID.zoneName).inserted else {
+                throw CloudError(
+                    .badRequest, reason: "zone '\(zoneID.zoneName)' appears in more than one operation of the request",
+                    zoneID: zoneID)
+            }
+        }
+        return try await applyZoneOperations(operations, context: context)
+    }
+
+    /// Creates and deletes zones in one transaction, records the changes in
+    /// the database's history and notifies the database's channels.
+    func applyZoneOperations(_ operations: [ZoneOperation], context: RequestContext) async throws -> [ZoneResult] {
+        let key = context.key
+        let (results, changed, subscriptions) = try await storage.write { transaction in
+            guard var database = try await transaction.database(key) else {
+                throw CloudError(.internalError, reason: "the database has no row")
+            }
+            var zones: [String: StoredZone] = [:]
+            for zone in try await transaction.zones(inDatabase: database.id, named: nil) { zones[zone.name] = zone }
+            var changed: [String] = []
+            var log: [ZoneLogEntry] = []
+            var results: [ZoneResult] = []
+            for operation in operations {
+                switch operation {
+                case .create(let zoneID):
+                    guard let name = context.ownZoneName(zoneID), !name.isEmpty else {
+                        results.append(
+                            .failure(
+                                CloudError(
+                                    .badRequest, reason: "a zone can only be created by its owner", zoneID: zoneID)))
+                        continue
+                    }
+                    if let zone = zones[name] {
+                        results.append(.zone(Self.recordZone(zone, scope: key.scope)))
+                        continue
+                    }
+                    guard key.scope == .private else {
+                        results.append(
+                            .failure(
+                                CloudError(
+                                    .badRequest,
+                                    reason: "zones cannot be created in the \(key.scope.rawValue) database",
+                                    zoneID: zoneID)))
+                        continue
+                    }
+                    let zone = try await transaction.createZone(
+                        named: name, inDatabase: database.id, incarnation: ServerChangeToken.makeIncarnation())
+                    zones[name] = zone
+                    database.serial += 1
+                    log.append(ZoneLogEntry(zoneName: name, serial: database.serial, deleted: false))
+                    changed.append(name)
+                    results.append(.zone(Self.recordZone(zone, scope: key.scope)))
+                case .delete(let zoneID):
+                    guard let name = context.ownZoneName(zoneID), let zone = zones[name] else {
+                        results.append(.failure(ServerLimits.zoneNotFound(zoneID, recordName: nil)))
+                        continue
+                    }
+                    guard name != ZoneID.defaultZone.zoneName else {
+                        results.append(
+                            .failure(
+                                CloudError(.badRequest, reason: "the default zone cannot be deleted", zoneID: zoneID)))
+                        continue
+                    }
+                    try await transaction.deleteZone(zone)
+                    zones[name] = nil
+                    database.serial += 1
+                    log.append(ZoneLogEntry(zoneName: name, serial: database.serial, deleted: true))
+                    changed.append(name)
+                    results.append(.deleted(ZoneID(zoneName: name)))
+                }
+            }
+            guard !changed.isEmpty else { return (results, changed, [StoredSubscription]()) }
+            try await transaction.logZoneChanges(log, inDatabase: database.id)
+            try await transaction.updateDatabase(database)
+            return (results, changed, try await transaction.subscriptions(inDatabase: database.id, user: nil))
+        }
+        notify(key, changedZones: changed, subscriptions: subscriptions)
+        return results
+    }
+
+    /// Deletes a zone of a user's private database behind the clients'
+    /// backs, as another device would: its records go, the database's change
+    /// history records the deletion, and the user's channels are notified.
+    @discardableResult
+    public func deleteZone(_ zoneID: ZoneID, ownedBy user: String, container: String, environment: CloudEnvironment)
+        async throws -> ZoneResult
+    {
+        let caller = Caller(container: container, environment: environment, scope: .private, user: user)
+        return try await perform(.modifyZones([.delete(zoneID)]), as: caller).zoneResultsValue[0]
+    }
+}
+
+extension CloudResponse {
+    fileprivate var zoneResultsValue: [ZoneResult] {
+        if case .zoneResults(let results) = self { return results }
+        return []
+    }
+}

@@ -1,0 +1,158 @@
+import Cumulus
+import Foundation
+
+/// The notification channels of one server process and their long polls.
+///
+/// Channels live in memory: a client whose server restarts asks for a new
+/// token. Several servers on one database will need the channels (or at
+/// least their notifications) in the database, so that a write on one
+/// server reaches a poll on another.
+final class NotificationHub: Sendable {
+    /// The most notifications a channel keeps for polls that fall behind.
+    static let capacity = 1_000
+
+    struct ChannelKey: Hashable, Sendable {
+        var container: String
+        var environment: CloudEnvironment
+        var scope: DatabaseScope
+        /// The user; empty for a server-to-server key.
+        var user: String
+    }
+
+    private struct Channel: Sendable {
+        var key: ChannelKey
+        /// The sequence number of `notifications.first`.
+        var first = 0
+        var notifications: [CloudNotification] = []
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+
+        var next: Int { first + notifications.count }
+    }
+
+    private struct State: Sendable {
+        var channels: [String: Channel] = [:]
+        var nextWaiter = 0
+        var closed = false
+    }
+
+    private let state = Locked(State())
+
+    func createChannel(_ key: ChannelKey, token: String) {
+        state.withLock { $0.channels[token] = Channel(key: key) }
+    }
+
+    /// Sends a write's notifications to the channels that listen to the
+    /// database: `.zoneChanged` for each of the channel user's subscriptions
+    /// on a changed zone, then `.databaseChanged` (not in the public database).
+    func publish(key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription]) {
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            var woken: [CheckedContinuation<Void, Never>] = []
+            for token in state.channels.keys {
+                guard var channel = state.channels[token], channel.key.container == key.container,
+                    channel.key.environment == key.environment, channel.key.scope == key.scope,
+                    key.scope == .public || channel.key.user == key.owner
+                else { continue }
+                let watched = subscriptions.filter { $0.user == channel.key.user }
+                    .map(\.subscription).sorted { $0.subscriptionID < $1.subscriptionID }
+                var notifications: [CloudNotification] = []
+                for zoneName in changedZones {
+                    for subscription in watched where subscription.zoneID.zoneName == zoneName {
+                        notifications.append(
+                            .zoneChanged(ZoneID(zoneName: zoneName), subscriptionID: subscription.subscriptionID))
+                    }
+                }
+                if key.scope != .public { notifications.append(.databaseChanged) }
+                guard !notifications.isEmpty else { continue }
+                channel.notifications += notifications
+                let excess = channel.notifications.count - Self.capacity
+                if excess > 0 {
+                    channel.notifications.removeFirst(excess)
+                    channel.first += excess
+                }
+                woken += channel.waiters.values
+                channel.waiters = [:]
+                state.channels[token] = channel
+            }
+            return woken
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    /// Waits until the channel has notifications at or after `cursor` (from
+    /// now when `nil`), or `timeout` passes, or the task is cancelled.
+    func poll(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch {
+        var start: Int
+        if let cursor {
+            guard cursor.first == "n", let parsed = Int(cursor.dropFirst()), parsed >= 0 else {
+                throw CloudError(.badRequest, reason: "the cursor '\(cursor)' is not valid")
+            }
+            start = parsed
+        } else {
+            guard let next = state.withLock({ $0.channels[token]?.next }) else { throw Self.unknown(token) }
+            start = next
+        }
+        if try batch(token: token, from: start).notifications.isEmpty {
+            let id = state.withLock { state -> Int in
+                state.nextWaiter += 1
+                return state.nextWaiter
+            }
+            let timer = Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                self?.wake(token: token, waiter: id)
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let registered = state.withLock { state -> Bool in
+                        guard !state.closed, !Task.isCancelled, let channel = state.channels[token],
+                            channel.next <= start
+                        else { return false }
+                        state.channels[token]?.waiters[id] = continuation
+                        return true
+                    }
+                    if !registered { continuation.resume() }
+                }
+            } onCancel: {
+                self.wake(token: token, waiter: id)
+            }
+            timer.cancel()
+        }
+        return try batch(token: token, from: start)
+    }
+
+    /// The channel's notifications from `start` (or its oldest kept one).
+    private func batch(token: String, from start: Int) throws -> NotificationBatch {
+        let result = state.withLock { state -> NotificationBatch? in
+            guard let channel = state.channels[token] else { return nil }
+            let from = max(start, channel.first)
+            guard from < channel.next else { return NotificationBatch(notifications: [], cursor: "n\(channel.next)") }
+            return NotificationBatch(
+                notifications: Array(channel.notifications[(from - channel.first)...]), cursor: "n\(channel.next)")
+        }
+        guard let result else { throw Self.unknown(token) }
+        return result
+    }
+
+    private func wake(token: String, waiter id: Int) {
+        let waiter = state.withLock { $0.channels[token]?.waiters.removeValue(forKey: id) }
+        waiter?.resume()
+    }
+
+    /// Ends every waiting poll (the server is closing).
+    func closeAll() {
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.closed = true
+            var woken: [CheckedContinuation<Void, Never>] = []
+            for token in state.channels.keys {
+                guard let waiters = state.channels[token]?.waiters else { continue }
+                woken += waiters.values
+                state.channels[token]?.waiters = [:]
+            }
+            return woken
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    private static func unknown(_ token: String) -> CloudError {
+        CloudError(.notFound, reason: "there is no notification channel with this token")
+    }
+}

@@ -1,0 +1,307 @@
+import Cumulus
+import Foundation
+
+/// What a `records/modify` transaction did.
+struct ModifyOutcome: Sendable {
+    var results: [RecordResult]
+    /// The zone that changed, if any operation went through.
+    var changedZone: String?
+    /// The database's subscriptions, for the notifications.
+    var subscriptions: [StoredSubscription] = []
+    /// Field types the schema did not have.
+    var newFieldTypes: [StoredFieldType] = []
+}
+
+/// One `records/modify` request carried out inside a transaction, with the
+/// rules of `InMemoryCloudServer`: plan every operation against the zone as
+/// it stands, check references, then apply in order (atomically in custom
+/// zones when asked) with serials taken from the zone's row.
+struct RecordModification: Sendable {
+    var operations: [RecordOperation]
+    var requestZoneID: ZoneID
+    var atomic: Bool
+    var context: RequestContext
+    var recordSizeLimit: Int
+    var schema: [String: [String: FieldType]]
+
+    private enum Change: Sendable {
+        case save(Record, desiredKeys: [String]?)
+        case delete(String, zoneID: ZoneID)
+    }
+
+    private typealias Plan = Result<Change, CloudError>
+
+    func run(_ transaction: any StorageTransaction) async throws -> ModifyOutcome {
+        guard var database = try await transaction.database(context.key) else {
+            throw CloudError(.internalError, reason: "the database has no row")
+        }
+        guard let zoneName = context.ownZoneName(requestZoneID),
+            var zone = try await transaction.zones(inDatabase: database.id, named: [zoneName]).first
+        else {
+            return ModifyOutcome(
+                results: operations.map {
+                    .failure(ServerLimits.zoneNotFound(requestZoneID, recordName: $0.record.recordName))
+                })
+        }
+        var quotaExceeded = false
+        if let user = context.user {
+            quotaExceeded = try await transaction.isQuotaExceeded(
+                user: user, container: context.key.container, environment: context.key.environment)
+        }
+        let names = operations.map(\.record.recordName).filter { !$0.isEmpty }
+        var rows: [String: StoredRecord] = [:]
+        for row in try await transaction.records(named: names, inZone: zone.id) { rows[row.name] = row }
+
+        let stamp = RecordStamp(date: Date(), userRecordName: context.user)
+        var plans = operations.map { operation in
+            plan(
+                operation, existing: rows[operation.record.recordName]?.record, zoneName: zoneName, stamp: stamp,
+                quotaExceeded: quotaExceeded)
+        }
+        try await validateReferences(&plans, zoneName: zoneName, rows: rows, database: database, transaction)
+
+        // In the default zone a request is never atomic (CloudKit's atomic
+        // commits need a custom zone).
+        let isAtomic = atomic && zoneName != ZoneID.defaultZone.zoneName
+        if isAtomic, plans.contains(where: { (try? $0.get()) == nil }) {
+            return ModifyOutcome(
+                results: zip(operations, plans).map { operation, plan in
+                    if case .failure(let error) = plan { return .failure(error) }
+                    return .failure(
+                        CloudError(
+                            .atomicError, reason: "another operation of this atomic request failed",
+                            recordName: operation.record.recordName, zoneID: requestZoneID))
+                })
+        }
+
+        var applier = Applier(zone: zone, rows: rows, transaction: transaction)
+        var results: [RecordResult] = []
+        var newFieldTypes: [String: StoredFieldType] = [:]
+        for plan in plans {
+            switch plan {
+            case .failure(let error): results.append(.failure(error))
+            case .success(.save(let record, let desiredKeys)):
+                let saved = applier.save(record, creator: rows[record.recordName]?.creator ?? context.user)
+                results.append(.record(saved.keeping(desiredKeys)))
+                for (field, value) in saved.fields where schema[saved.recordType]?[field] == nil {
+                    let key = "\(saved.recordType)\u{0}\(field)"
+                    if newFieldTypes[key] == nil {
+                        newFieldTypes[key] = StoredFieldType(
+                            recordType: saved.recordType, fieldName: field, type: value.type)
+                    }
+                }
+            case .success(.delete(let name, let zoneID)):
+                try await applier.deleteCascading(name)
+                results.append(.deleted(recordName: name, zoneID: zoneID))
+            }
+        }
+        guard !applier.pending.isEmpty else {
+            return ModifyOutcome(results: results)
+        }
+        zone = applier.zone
+        try await transaction.saveRecords(
+            applier.pending.values.sorted { $0.serial < $1.serial }, inZone: zone.id)
+        try await transaction.updateZone(zone)
+        database.serial += 1
+        try await transaction.logZoneChanges(
+            [ZoneLogEntry(zoneName: zoneName, serial: database.serial, deleted: false)], inDatabase: database.id)
+        try await transaction.updateDatabase(database)
+        let types = newFieldTypes.values.sorted { ($0.recordType, $0.fieldName) < ($1.recordType, $1.fieldName) }
+        try await transaction.addFieldTypes(
+            types, container: context.key.container, environment: context.key.environment)
+        return ModifyOutcome(
+            results: results, changedZone: zoneName,
+            subscriptions: try await transaction.subscriptions(inDatabase: database.id, user: nil),
+            newFieldTypes: types)
+    }
+
+    /// Works out what one operation does to the zone as it stands, or why it fails.
+    private func plan(
+        _ operation: RecordOperation, existing: Record?, zoneName: String, stamp: RecordStamp, quotaExceeded: Bool
+    ) -> Plan {
+        let sent = operation.record
+        var name = sent.recordName
+        func failure(_ code: CloudError.Code, _ reason: String, serverRecord: Record? = nil) -> Plan {
+            .failure(
+                CloudError(code, reason: reason, recordName: name, zoneID: requestZoneID, serverRecord: serverRecord))
+        }
+
+        if name.isEmpty {
+            guard operation.type == .create else { return failure(.badRequest, "the record has no name") }
+            name = UUID().uuidString
+        }
+        guard context.ownZoneName(sent.zoneID) == zoneName else {
+            return failure(
+                .badRequest, "the record's zone '\(sent.zoneID.zoneName)' is not the request's zone '\(zoneName)'")
+        }
+        // A server-to-server key may change any record of the public database.
+        if context.key.scope == .public, let user = context.user, let existing,
+            let creator = existing.metadata?.created?.userRecordName, creator != user
+        {
+            return failure(.accessDenied, "only its creator may change a record of the public database")
+        }
+
+        let type = operation.type
+        if type.checksChangeTag || type == .forceDelete {
+            guard let existing else { return failure(.notFound, "the record does not exist") }
+            if type.checksChangeTag, sent.changeTag != existing.changeTag {
+                return failure(
+                    .conflict,
+                    sent.changeTag.map { "the change tag \($0) is out of date" }
+                        ?? "the record exists and the operation carries no change tag",
+                    serverRecord: existing)
+            }
+        }
+        if type == .create, let existing {
+            return failure(.exists, "a record with this name already exists", serverRecord: existing)
+        }
+        if type.isDelete { return .success(.delete(name, zoneID: ZoneID(zoneName: zoneName))) }
+
+        guard !sent.recordType.isEmpty else { return failure(.badRequest, "the record has no type") }
+        if let existing, existing.recordType != sent.recordType {
+            return failure(.badRequest, "a record of type \(existing.recordType) cannot become a \(sent.recordType)")
+        }
+        if quotaExceeded { return failure(.quotaExceeded, "the user's storage is full") }
+
+        var fields = sent.fields
+        if type == .update || type == .forceUpdate, let existing {
+            fields = existing.fields
+            for (key, value) in sent.fields { fields[key] = value }
+        }
+        let size = WireFormat.encodedSize(ofFields: fields)
+        guard size <= recordSizeLimit else {
+            return failure(.badRequest, "the record is \(size) bytes, over the limit of \(recordSizeLimit) bytes")
+        }
+        // The change tag is set when the save takes its serial.
+        let metadata = RecordMetadata(
+            changeTag: "", zoneID: ZoneID(zoneName: zoneName), created: existing?.metadata?.created ?? stamp,
+            modified: stamp)
+        let record = Record(
+            recordType: sent.recordType, recordName: name, zoneID: ZoneID(zoneName: zoneName), fields: fields,
+            metadata: metadata)
+        return .success(.save(record, desiredKeys: operation.desiredKeys))
+    }
+
+    /// Fails the saves whose `VALIDATE` references point at records that will
+    /// not exist once the request is applied; reads each zone's targets in one query.
+    private func validateReferences(
+        _ plans: inout [Plan], zoneName: String, rows: [String: StoredRecord], database: StoredDatabase,
+        _ transaction: any StorageTransaction
+    ) async throws {
+        var saved = Set<String>()
+        var deleted = Set<String>()
+        for case .success(let change) in plans {
+            switch change {
+            case .save(let record, _): saved.insert(record.recordName)
+            case .delete(let name, _): deleted.insert(name)
+            }
+        }
+        func targetZone(_ reference: Reference) -> String? {
+            reference.zoneID.map { context.ownZoneName($0) } ?? zoneName
+        }
+        // The targets the request itself does not settle, by zone.
+        var unknown: [String: Set<String>] = [:]
+        for case .success(.save(let record, _)) in plans {
+            for (_, reference) in record.references where reference.action == .validate {
+                guard let zone = targetZone(reference) else { continue }
+                if zone == zoneName,
+                    saved.contains(reference.recordName) || deleted.contains(reference.recordName)
+                        || rows[reference.recordName] != nil
+                {
+                    continue
+                }
+                unknown[zone, default: []].insert(reference.recordName)
+            }
+        }
+        var existing: [String: Set<String>] = [:]
+        for (zone, names) in unknown {
+            guard let stored = try await transaction.zones(inDatabase: database.id, named: [zone]).first else {
+                continue
+            }
+            let found = try await transaction.records(named: names.sorted(), inZone: stored.id)
+            existing[zone] = Set(found.filter { $0.record != nil }.map(\.name))
+        }
+        func exists(_ reference: Reference) -> Bool {
+            guard let zone = targetZone(reference) else { return false }
+            if zone == zoneName {
+                if saved.contains(reference.recordName) { return true }
+                if deleted.contains(reference.recordName) { return false }
+                if let row = rows[reference.recordName] { return row.record != nil }
+            }
+            return existing[zone]?.contains(reference.recordName) ?? false
+        }
+        for index in plans.indices {
+            guard case .success(.save(let record, _)) = plans[index] else { continue }
+            if let (field, dangling) = record.references.first(where: {
+                $0.reference.action == .validate && !exists($0.reference)
+            }) {
+                plans[index] = .failure(
+                    CloudError(
+                        .validatingReferenceError,
+                        reason: "field '\(field)' refers to record '\(dangling.recordName)', which does not exist",
+                        recordName: operations[index].record.recordName, zoneID: requestZoneID))
+            }
+        }
+    }
+}
+
+/// Applies a modify's changes in order over the zone's rows, taking each
+/// change's serial from the zone, and keeps the rows to write at the end.
+private struct Applier {
+    var zone: StoredZone
+    /// The rows as they stood before the request, read so far.
+    var rows: [String: StoredRecord]
+    let transaction: any StorageTransaction
+    /// The rows the request writes, by name: each record's final state.
+    var pending: [String: StoredRecord] = [:]
+
+    init(zone: StoredZone, rows: [String: StoredRecord], transaction: any StorageTransaction) {
+        self.zone = zone
+        self.rows = rows
+        self.transaction = transaction
+    }
+
+    /// A change tag that no other version of a record of any zone
+    /// incarnation takes: the zone's incarnation and the save's serial.
+    private var changeTag: String {
+        "\(String(zone.incarnation, radix: 36))-\(String(zone.serial, radix: 36))"
+    }
+
+    mutating func save(_ record: Record, creator: String?) -> Record {
+        zone.serial += 1
+        var saved = record
+        saved.metadata?.changeTag = changeTag
+        pending[record.recordName] = StoredRecord(
+            name: record.recordName, recordType: record.recordType, serial: zone.serial, creator: creator,
+            record: saved, deleteSelfTargets: saved.deleteSelfTargets)
+        return saved
+    }
+
+    /// The row of a record as the request has left it so far.
+    private mutating func current(_ name: String) async throws -> StoredRecord? {
+        if let row = pending[name] { return row }
+        if let row = rows[name] { return row }
+        guard let row = try await transaction.records(named: [name], inZone: zone.id).first else { return nil }
+        rows[name] = row
+        return row
+    }
+
+    /// Deletes a record and, in turn, every record of the zone that refers
+    /// to a deleted one with the `DELETE_SELF` action.
+    mutating func deleteCascading(_ name: String) async throws {
+        var queue = [name]
+        while let next = queue.popLast() {
+            guard let row = try await current(next), row.record != nil else { continue }
+            zone.serial += 1
+            pending[next] = StoredRecord(
+                name: next, recordType: row.recordType, serial: zone.serial, creator: row.creator, record: nil,
+                deleteSelfTargets: [])
+            // Stored references stand for the records this request has not rewritten.
+            let stored = try await transaction.deleteSelfReferrers(of: [next], inZone: zone.id)
+                .filter { pending[$0] == nil }
+            let rewritten = pending.values.filter { $0.record != nil && $0.deleteSelfTargets.contains(next) }
+                .map(\.name)
+            queue += (stored + rewritten).sorted()
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import Cumulus
+import Foundation
+import SQLiteNIO
+
+/// ``ServerStorage`` in one SQLite file, for a server that runs as one process.
+///
+/// The file is in WAL mode with `synchronous=FULL`: a transaction that
+/// committed survives a crash or a power cut. One connection runs one
+/// transaction at a time (writes as `BEGIN IMMEDIATE`), which is what
+/// gives each zone its gapless change feed.
+public final class SQLiteStorage: ServerStorage {
+    private let connection: SQLiteConnection
+    private let gate = AsyncLock()
+    private let closed = Locked(false)
+
+    /// Opens (creating if needed) the database file at `path` and brings its
+    /// schema up to date.
+    ///
+    /// - Throws: An `SQLiteError` when the file cannot be opened, or
+    ///   ``CloudError`` (`INTERNAL_ERROR`) for a file written by a newer server.
+    public init(path: String) async throws {
+        connection = try await SQLiteConnection.open(storage: .file(path: path))
+        do {
+            _ = try await connection.query("PRAGMA journal_mode=WAL")
+            _ = try await connection.query("PRAGMA synchronous=FULL")
+            _ = try await connection.query("PRAGMA foreign_keys=ON")
+            try await SQLiteSchema.migrate(connection)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T)
+        async throws -> T
+    {
+        try await transaction("BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` in a deferred transaction, which sees one snapshot.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T)
+        async throws -> T
+    {
+        try await transaction("BEGIN", body)
+    }
+
+    /// Closes the connection once the running transaction ends.
+    public func close() async throws {
+        try await gate.withLock {
+            guard !closed.withLock({ $0 }) else { return }
+            closed.withLock { $0 = true }
+            try await connection.close()
+        }
+    }
+
+    private func transaction<T: Sendable>(
+        _ begin: String, _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
+    ) async throws -> T {
+        try await gate.withLock {
+            guard !closed.withLock({ $0 }) else {
+                throw CloudError(.internalError, reason: "the storage is closed")
+            }
+            _ = try await connection.query(begin)
+            let result: T
+            do {
+                result = try await body(SQLiteTransaction(connection: connection))
+            } catch {
+                _ = try? await connection.query("ROLLBACK")
+                throw error
+            }
+            do {
+                _ = try await connection.query("COMMIT")
+            } catch {
+                _ = try? await connection.query("ROLLBACK")
+                throw error
+            }
+            return result
+        }
+    }
+}
+
+/// The schema of the SQLite file, versioned with `PRAGMA user_version` so
+/// that later versions can migrate older files.
+enum SQLiteSchema {
+    static let version = 1
+
+    static func migrate(_ connection: SQLiteConnection) async throws {
+        let rows = try await connection.query("PRAGMA user_version")
+        let current = rows.first?.column("user_version")?.integer ?? 0
+        guard current <= version else {
+            throw CloudError(
+                .internalError, reason: "the database file has schema version \(current); this server knows \(version)")
+        }
+        guard current < version else { return }
+        _ = try await connection.query("BEGIN IMMEDIATE")
+        do {
+            for statement in versionOne { _ = try await connection.query(statement) }
+            _ = try await connection.query("PRAGMA user_version = \(version)")
+            _ = try await connection.query("COMMIT")
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+
+    private static let versionOne = [
+        "CREATE TABLE containers (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL)",
+        """
+        CREATE TABLE users (container TEXT NOT NULL, name TEXT NOT NULL, record_name TEXT NOT NULL,
+            token_hash TEXT NOT NULL, PRIMARY KEY (container, name))
+        """,
+        "CREATE UNIQUE INDEX users_by_token ON users (container, token_hash)",
+        """
+        CREATE TABLE server_keys (container TEXT NOT NULL, key_id TEXT NOT NULL, pem TEXT NOT NULL,
+            PRIMARY KEY (container, key_id))
+        """,
+        """
+        CREATE TABLE quotas (container TEXT NOT NULL, environment TEXT NOT NULL, user TEXT NOT NULL,
+            PRIMARY KEY (container, environment, user))
+        """,
+        """
+        CREATE TABLE databases (id INTEGER PRIMARY KEY, container TEXT NOT NULL, environment TEXT NOT NULL,
+            scope TEXT NOT NULL, owner TEXT NOT NULL, incarnation INTEGER NOT NULL, serial INTEGER NOT NULL,
+            UNIQUE (container, environment, scope, owner))
+        """,
+        """
+        CREATE TABLE zones (id INTEGER PRIMARY KEY AUTOINCREMENT, database_id INTEGER NOT NULL REFERENCES databases,
+            name TEXT NOT NULL, incarnation INTEGER NOT NULL, serial INTEGER NOT NULL, UNIQUE (database_id, name))
+        """,
+        """
+        CREATE TABLE zone_log (database_id INTEGER NOT NULL REFERENCES databases, zone_name TEXT NOT NULL,
+            serial INTEGER NOT NULL, deleted INTEGER NOT NULL, PRIMARY KEY (database_id, zone_name))
+        """,
+        "CREATE INDEX zone_log_by_serial ON zone_log (database_id, serial)",
+        """
+        CREATE TABLE records (zone_id INTEGER NOT NULL REFERENCES zones ON DELETE CASCADE, name TEXT NOT NULL,
+            type TEXT NOT NULL, serial INTEGER NOT NULL, deleted INTEGER NOT NULL, creator TEXT, body BLOB,
+            PRIMARY KEY (zone_id, name))
+        """,
+        "CREATE INDEX records_by_serial ON records (zone_id, serial)",
+        "CREATE INDEX records_by_type ON records (zone_id, type) WHERE deleted = 0",
+        """
+        CREATE TABLE delete_self_references (zone_id INTEGER NOT NULL REFERENCES zones ON DELETE CASCADE,
+            source TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (zone_id, source, target))
+        """,
+        "CREATE INDEX delete_self_references_by_target ON delete_self_references (zone_id, target)",
+        """
+        CREATE TABLE subscriptions (database_id INTEGER NOT NULL REFERENCES databases, user TEXT NOT NULL,
+            id TEXT NOT NULL, zone_name TEXT NOT NULL, PRIMARY KEY (database_id, user, id))
+        """,
+        """
+        CREATE TABLE field_types (container TEXT NOT NULL, environment TEXT NOT NULL, record_type TEXT NOT NULL,
+            field TEXT NOT NULL, type TEXT NOT NULL, PRIMARY KEY (container, environment, record_type, field))
+        """,
+    ]
+}

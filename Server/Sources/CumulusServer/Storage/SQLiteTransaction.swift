@@ -1,0 +1,352 @@
+import Cumulus
+import Foundation
+import SQLiteNIO
+
+/// The statements of ``SQLiteStorage``, run on its connection inside the
+/// transaction the storage began.
+struct SQLiteTransaction: StorageTransaction {
+    let connection: SQLiteConnection
+
+    @discardableResult
+    private func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+        try await connection.query(sql, binds)
+    }
+
+    /// `?, ?, …` for `count` values.
+    private func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
+    /// Runs a multi-row statement in chunks that stay under SQLite's limit
+    /// of bound variables.
+    private func chunked<Row>(_ rows: [Row], _ body: ([Row]) async throws -> Void) async throws {
+        var start = 0
+        while start < rows.count {
+            let end = min(start + 400, rows.count)
+            try await body(Array(rows[start..<end]))
+            start = end
+        }
+    }
+
+    // MARK: Databases and zones
+
+    func database(_ key: DatabaseKey) async throws -> StoredDatabase? {
+        let rows = try await query(
+            "SELECT id, incarnation, serial FROM databases WHERE container = ? AND environment = ? AND scope = ? "
+                + "AND owner = ?",
+            [.text(key.container), .text(key.environment.rawValue), .text(key.scope.rawValue), .text(key.owner)])
+        return rows.first.map(Self.database)
+    }
+
+    func createDatabase(_ key: DatabaseKey, incarnation: Int64) async throws -> StoredDatabase {
+        try await query(
+            "INSERT OR IGNORE INTO databases (container, environment, scope, owner, incarnation, serial) "
+                + "VALUES (?, ?, ?, ?, ?, 0)",
+            [
+                .text(key.container), .text(key.environment.rawValue), .text(key.scope.rawValue), .text(key.owner),
+                .integer(Int(incarnation)),
+            ])
+        guard let database = try await database(key) else {
+            throw CloudError(.internalError, reason: "the database row vanished")
+        }
+        return database
+    }
+
+    func updateDatabase(_ database: StoredDatabase) async throws {
+        try await query(
+            "UPDATE databases SET incarnation = ?, serial = ? WHERE id = ?",
+            [.integer(Int(database.incarnation)), .integer(Int(database.serial)), .integer(Int(database.id))])
+    }
+
+    func zones(inDatabase database: Int64, named names: [String]?) async throws -> [StoredZone] {
+        var sql = "SELECT id, name, incarnation, serial FROM zones WHERE database_id = ?"
+        var binds: [SQLiteData] = [.integer(Int(database))]
+        if let names {
+            guard !names.isEmpty else { return [] }
+            sql += " AND name IN (\(placeholders(names.count)))"
+            binds += names.map(SQLiteData.text)
+        }
+        return try await query(sql, binds).map { row in
+            StoredZone(
+                id: Int64(row.column("id")?.integer ?? 0), name: row.column("name")?.string ?? "",
+                incarnation: Int64(row.column("incarnation")?.integer ?? 0),
+                serial: Int64(row.column("serial")?.integer ?? 0))
+        }
+    }
+
+    func createZone(named name: String, inDatabase database: Int64, incarnation: Int64) async throws -> StoredZone {
+        try await query(
+            "INSERT INTO zones (database_id, name, incarnation, serial) VALUES (?, ?, ?, 0)",
+            [.integer(Int(database)), .text(name), .integer(Int(incarnation))])
+        guard let zone = try await zones(inDatabase: database, named: [name]).first else {
+            throw CloudError(.internalError, reason: "the zone row vanished")
+        }
+        return zone
+    }
+
+    func updateZone(_ zone: StoredZone) async throws {
+        try await query(
+            "UPDATE zones SET incarnation = ?, serial = ? WHERE id = ?",
+            [.integer(Int(zone.incarnation)), .integer(Int(zone.serial)), .integer(Int(zone.id))])
+    }
+
+    func deleteZone(_ zone: StoredZone) async throws {
+        // Records and references go with the zone (ON DELETE CASCADE).
+        try await query("DELETE FROM zones WHERE id = ?", [.integer(Int(zone.id))])
+    }
+
+    func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws {
+        try await chunked(entries) { chunk in
+            let values = Array(repeating: "(?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let binds = chunk.flatMap { entry -> [SQLiteData] in
+                [
+                    .integer(Int(database)), .text(entry.zoneName), .integer(Int(entry.serial)),
+                    .integer(entry.deleted ? 1 : 0),
+                ]
+            }
+            try await query(
+                "INSERT OR REPLACE INTO zone_log (database_id, zone_name, serial, deleted) VALUES \(values)", binds)
+        }
+    }
+
+    func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry] {
+        try await query(
+            "SELECT zone_name, serial, deleted FROM zone_log WHERE database_id = ? AND serial > ? "
+                + "ORDER BY serial LIMIT ?",
+            [.integer(Int(database)), .integer(Int(serial)), .integer(limit)]
+        ).map { row in
+            ZoneLogEntry(
+                zoneName: row.column("zone_name")?.string ?? "", serial: Int64(row.column("serial")?.integer ?? 0),
+                deleted: row.column("deleted")?.integer == 1)
+        }
+    }
+
+    // MARK: Records
+
+    func records(named names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
+        guard !names.isEmpty else { return [] }
+        var found: [StoredRecord] = []
+        try await chunked(names) { chunk in
+            let rows = try await query(
+                "SELECT name, type, serial, creator, body FROM records WHERE zone_id = ? "
+                    + "AND name IN (\(placeholders(chunk.count)))",
+                [.integer(Int(zone))] + chunk.map(SQLiteData.text))
+            found += try rows.map(Self.record)
+        }
+        return found
+    }
+
+    func saveRecords(_ records: [StoredRecord], inZone zone: Int64) async throws {
+        guard !records.isEmpty else { return }
+        try await chunked(records) { chunk in
+            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            var binds: [SQLiteData] = []
+            binds.reserveCapacity(chunk.count * 7)
+            for record in chunk {
+                binds.append(.integer(Int(zone)))
+                binds.append(.text(record.name))
+                binds.append(.text(record.recordType))
+                binds.append(.integer(Int(record.serial)))
+                binds.append(.integer(record.record == nil ? 1 : 0))
+                binds.append(record.creator.map(SQLiteData.text) ?? .null)
+                if let stored = record.record {
+                    binds.append(.blob(ByteBuffer(bytes: try WireFormat.encode(stored))))
+                } else {
+                    binds.append(.null)
+                }
+            }
+            try await query(
+                "INSERT OR REPLACE INTO records (zone_id, name, type, serial, deleted, creator, body) VALUES \(values)",
+                binds)
+        }
+        try await chunked(records) { chunk in
+            try await query(
+                "DELETE FROM delete_self_references WHERE zone_id = ? AND source IN (\(placeholders(chunk.count)))",
+                [.integer(Int(zone))] + chunk.map { .text($0.name) })
+        }
+        let references = records.flatMap { record in record.deleteSelfTargets.map { (record.name, $0) } }
+        try await chunked(references) { chunk in
+            let values = Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let binds = chunk.flatMap { source, target -> [SQLiteData] in
+                [.integer(Int(zone)), .text(source), .text(target)]
+            }
+            try await query(
+                "INSERT OR IGNORE INTO delete_self_references (zone_id, source, target) VALUES \(values)", binds)
+        }
+    }
+
+    func deleteSelfReferrers(of names: [String], inZone zone: Int64) async throws -> [String] {
+        var found: [String] = []
+        try await chunked(names) { chunk in
+            let rows = try await query(
+                "SELECT DISTINCT source FROM delete_self_references WHERE zone_id = ? "
+                    + "AND target IN (\(placeholders(chunk.count)))",
+                [.integer(Int(zone))] + chunk.map(SQLiteData.text))
+            found += rows.compactMap { $0.column("source")?.string }
+        }
+        return found
+    }
+
+    func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
+        -> [StoredRecord]
+    {
+        var sql = "SELECT name, type, serial, creator, body FROM records WHERE zone_id = ? AND serial > ?"
+        var binds: [SQLiteData] = [.integer(Int(zone)), .integer(Int(serial))]
+        if let recordTypes {
+            guard !recordTypes.isEmpty else { return [] }
+            sql += " AND type IN (\(placeholders(recordTypes.count)))"
+            binds += recordTypes.map(SQLiteData.text)
+        }
+        sql += " ORDER BY serial LIMIT ?"
+        binds.append(.integer(limit))
+        return try await query(sql, binds).map(Self.record)
+    }
+
+    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {
+        try await query(
+            "SELECT name, type, serial, creator, body FROM records WHERE zone_id = ? AND type = ? AND deleted = 0",
+            [.integer(Int(zone)), .text(recordType)]
+        ).compactMap { try Self.record($0).record }
+    }
+
+    // MARK: Subscriptions
+
+    func subscriptions(inDatabase database: Int64, user: String?) async throws -> [StoredSubscription] {
+        var sql = "SELECT user, id, zone_name FROM subscriptions WHERE database_id = ?"
+        var binds: [SQLiteData] = [.integer(Int(database))]
+        if let user {
+            sql += " AND user = ?"
+            binds.append(.text(user))
+        }
+        return try await query(sql + " ORDER BY user, id", binds).map { row in
+            StoredSubscription(
+                user: row.column("user")?.string ?? "",
+                subscription: Subscription(
+                    subscriptionID: row.column("id")?.string ?? "",
+                    zoneID: ZoneID(zoneName: row.column("zone_name")?.string ?? "")))
+        }
+    }
+
+    func saveSubscription(_ subscription: StoredSubscription, inDatabase database: Int64) async throws {
+        try await query(
+            "INSERT OR REPLACE INTO subscriptions (database_id, user, id, zone_name) VALUES (?, ?, ?, ?)",
+            [
+                .integer(Int(database)), .text(subscription.user), .text(subscription.subscription.subscriptionID),
+                .text(subscription.subscription.zoneID.zoneName),
+            ])
+    }
+
+    func deleteSubscription(_ subscriptionID: String, user: String, inDatabase database: Int64) async throws -> Bool {
+        let rows = try await query(
+            "DELETE FROM subscriptions WHERE database_id = ? AND user = ? AND id = ? RETURNING id",
+            [.integer(Int(database)), .text(user), .text(subscriptionID)])
+        return !rows.isEmpty
+    }
+
+    // MARK: Accounts
+
+    func createContainer(named name: String, tokenHash: String) async throws -> Bool {
+        let rows = try await query(
+            "INSERT OR IGNORE INTO containers (name, token_hash) VALUES (?, ?) RETURNING name",
+            [.text(name), .text(tokenHash)])
+        return !rows.isEmpty
+    }
+
+    func containerTokenHash(named name: String) async throws -> String? {
+        try await query("SELECT token_hash FROM containers WHERE name = ?", [.text(name)])
+            .first?.column("token_hash")?.string
+    }
+
+    func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool {
+        let rows = try await query(
+            "INSERT OR IGNORE INTO users (container, name, record_name, token_hash) VALUES (?, ?, ?, ?) RETURNING name",
+            [.text(container), .text(name), .text(recordName), .text(tokenHash)])
+        return !rows.isEmpty
+    }
+
+    func userRecordName(container: String, tokenHash: String) async throws -> String? {
+        try await query(
+            "SELECT record_name FROM users WHERE container = ? AND token_hash = ?",
+            [.text(container), .text(tokenHash)]
+        ).first?.column("record_name")?.string
+    }
+
+    func createServerKey(id: String, publicKeyPEM: String, container: String) async throws {
+        try await query(
+            "INSERT INTO server_keys (container, key_id, pem) VALUES (?, ?, ?)",
+            [.text(container), .text(id), .text(publicKeyPEM)])
+    }
+
+    func serverKey(id: String, container: String) async throws -> String? {
+        try await query(
+            "SELECT pem FROM server_keys WHERE container = ? AND key_id = ?", [.text(container), .text(id)]
+        )
+        .first?.column("pem")?.string
+    }
+
+    func isQuotaExceeded(user: String, container: String, environment: CloudEnvironment) async throws -> Bool {
+        try await !query(
+            "SELECT 1 AS full FROM quotas WHERE container = ? AND environment = ? AND user = ?",
+            [.text(container), .text(environment.rawValue), .text(user)]
+        ).isEmpty
+    }
+
+    func setQuotaExceeded(_ exceeded: Bool, user: String, container: String, environment: CloudEnvironment)
+        async throws
+    {
+        let binds: [SQLiteData] = [.text(container), .text(environment.rawValue), .text(user)]
+        if exceeded {
+            try await query("INSERT OR IGNORE INTO quotas (container, environment, user) VALUES (?, ?, ?)", binds)
+        } else {
+            try await query("DELETE FROM quotas WHERE container = ? AND environment = ? AND user = ?", binds)
+        }
+    }
+
+    // MARK: Schema
+
+    func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {
+        try await query(
+            "SELECT record_type, field, type FROM field_types WHERE container = ? AND environment = ?",
+            [.text(container), .text(environment.rawValue)]
+        ).compactMap { row in
+            guard let type = row.column("type")?.string.flatMap(FieldType.init(rawValue:)) else { return nil }
+            return StoredFieldType(
+                recordType: row.column("record_type")?.string ?? "", fieldName: row.column("field")?.string ?? "",
+                type: type)
+        }
+    }
+
+    func addFieldTypes(_ types: [StoredFieldType], container: String, environment: CloudEnvironment) async throws {
+        try await chunked(types) { chunk in
+            let values = Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let binds = chunk.flatMap { type -> [SQLiteData] in
+                [
+                    .text(container), .text(environment.rawValue), .text(type.recordType), .text(type.fieldName),
+                    .text(type.type.rawValue),
+                ]
+            }
+            try await query(
+                "INSERT OR IGNORE INTO field_types (container, environment, record_type, field, type) VALUES \(values)",
+                binds)
+        }
+    }
+
+    // MARK: Rows
+
+    private static func database(_ row: SQLiteRow) -> StoredDatabase {
+        StoredDatabase(
+            id: Int64(row.column("id")?.integer ?? 0), incarnation: Int64(row.column("incarnation")?.integer ?? 0),
+            serial: Int64(row.column("serial")?.integer ?? 0))
+    }
+
+    private static func record(_ row: SQLiteRow) throws -> StoredRecord {
+        var record: Record?
+        if let body = row.column("body")?.blob {
+            record = try WireFormat.decodeRecord(from: Array(body.readableBytesView))
+        }
+        return StoredRecord(
+            name: row.column("name")?.string ?? "", recordType: row.column("type")?.string ?? "",
+            serial: Int64(row.column("serial")?.integer ?? 0), creator: row.column("creator")?.string,
+            record: record, deleteSelfTargets: [])
+    }
+}

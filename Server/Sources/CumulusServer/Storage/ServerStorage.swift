@@ -1,0 +1,236 @@
+import Cumulus
+
+/// Where the record service keeps its data: SQLite for one server process,
+/// PostgreSQL for several on one database.
+///
+/// Every request runs in one transaction: the service reads what it needs,
+/// decides, and writes, so a storage that serialises writers (SQLite's
+/// `BEGIN IMMEDIATE`, PostgreSQL's row locks on the zone) gives each zone a
+/// gapless change feed in commit order. A request is answered only after
+/// its transaction commits.
+public protocol ServerStorage: Sendable {
+    /// Runs `body` in a transaction that may write; commits when it returns,
+    /// rolls back when it throws.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T
+
+    /// Runs `body` in a transaction that only reads.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T
+
+    /// Closes the storage; no transaction may start afterwards.
+    func close() async throws
+}
+
+/// Which database of which container: the unit of isolation. The public
+/// database has an empty `owner`.
+public struct DatabaseKey: Sendable, Hashable {
+    /// The container's name.
+    public var container: String
+    /// The container's environment.
+    public var environment: CloudEnvironment
+    /// The database's scope.
+    public var scope: DatabaseScope
+    /// The user whose private or shared database it is; empty for the public one.
+    public var owner: String
+
+    /// Creates a key.
+    public init(container: String, environment: CloudEnvironment, scope: DatabaseScope, owner: String) {
+        self.container = container
+        self.environment = environment
+        self.scope = scope
+        self.owner = scope == .public ? "" : owner
+    }
+}
+
+/// A database's row: its change history's incarnation and last serial.
+public struct StoredDatabase: Sendable, Hashable {
+    /// The storage's identifier of the database.
+    public var id: Int64
+    /// Database sync tokens carry it; a new one expires them all.
+    public var incarnation: Int64
+    /// The serial of the database's last zone change.
+    public var serial: Int64
+
+    /// Creates a row.
+    public init(id: Int64, incarnation: Int64, serial: Int64) {
+        self.id = id
+        self.incarnation = incarnation
+        self.serial = serial
+    }
+}
+
+/// A zone's row: its incarnation and the serial of its last record change.
+public struct StoredZone: Sendable, Hashable {
+    /// The storage's identifier of the zone (a recreated zone gets a new row).
+    public var id: Int64
+    /// The zone's name.
+    public var name: String
+    /// Zone sync tokens carry it; a new one expires them all.
+    public var incarnation: Int64
+    /// The serial of the zone's last record change.
+    public var serial: Int64
+
+    /// Creates a row.
+    public init(id: Int64, name: String, incarnation: Int64, serial: Int64) {
+        self.id = id
+        self.name = name
+        self.incarnation = incarnation
+        self.serial = serial
+    }
+}
+
+/// A record's row: the record as stored, or its tombstone.
+public struct StoredRecord: Sendable, Hashable {
+    /// The record's name.
+    public var name: String
+    /// The record's type (kept on the tombstone for `desiredRecordTypes`).
+    public var recordType: String
+    /// The zone serial of the record's last change.
+    public var serial: Int64
+    /// Who created the record (`nil` for a server-to-server key).
+    public var creator: String?
+    /// The record, or `nil` once deleted.
+    public var record: Record?
+    /// The names of the records of the zone this one refers to with
+    /// `DELETE_SELF` (empty for a tombstone), so deletes cascade by index.
+    public var deleteSelfTargets: [String]
+
+    /// Creates a row.
+    public init(
+        name: String, recordType: String, serial: Int64, creator: String?, record: Record?,
+        deleteSelfTargets: [String]
+    ) {
+        self.name = name
+        self.recordType = recordType
+        self.serial = serial
+        self.creator = creator
+        self.record = record
+        self.deleteSelfTargets = deleteSelfTargets
+    }
+}
+
+/// One entry of a database's zone history: the zone's latest change.
+public struct ZoneLogEntry: Sendable, Hashable {
+    /// The zone's name.
+    public var zoneName: String
+    /// The database serial of the change.
+    public var serial: Int64
+    /// Whether the change deleted the zone.
+    public var deleted: Bool
+
+    /// Creates an entry.
+    public init(zoneName: String, serial: Int64, deleted: Bool) {
+        self.zoneName = zoneName
+        self.serial = serial
+        self.deleted = deleted
+    }
+}
+
+/// A subscription and the user it belongs to (several users share the
+/// public database).
+public struct StoredSubscription: Sendable, Hashable {
+    /// The subscription's owner; empty for a server-to-server key.
+    public var user: String
+    /// The subscription, its zone without owner.
+    public var subscription: Subscription
+
+    /// Creates a row.
+    public init(user: String, subscription: Subscription) {
+        self.user = user
+        self.subscription = subscription
+    }
+}
+
+/// The type of a field of a record type, as first written.
+public struct StoredFieldType: Sendable, Hashable {
+    /// The record type.
+    public var recordType: String
+    /// The field's name.
+    public var fieldName: String
+    /// The field's type.
+    public var type: FieldType
+
+    /// Creates a row.
+    public init(recordType: String, fieldName: String, type: FieldType) {
+        self.recordType = recordType
+        self.fieldName = fieldName
+        self.type = type
+    }
+}
+
+/// What the record service reads and writes inside one transaction.
+///
+/// Methods that take several names read or write them in one statement.
+public protocol StorageTransaction: Sendable {
+    // MARK: Databases and zones
+
+    /// The database's row, or `nil` before its first use.
+    func database(_ key: DatabaseKey) async throws -> StoredDatabase?
+    /// Creates the database's row unless it exists, and returns the row.
+    func createDatabase(_ key: DatabaseKey, incarnation: Int64) async throws -> StoredDatabase
+    /// Writes a database's incarnation and serial.
+    func updateDatabase(_ database: StoredDatabase) async throws
+    /// The database's zones, all or those with the given names.
+    func zones(inDatabase database: Int64, named names: [String]?) async throws -> [StoredZone]
+    /// Creates a zone with no records.
+    func createZone(named name: String, inDatabase database: Int64, incarnation: Int64) async throws -> StoredZone
+    /// Writes a zone's incarnation and serial.
+    func updateZone(_ zone: StoredZone) async throws
+    /// Deletes a zone with its records and tombstones.
+    func deleteZone(_ zone: StoredZone) async throws
+    /// Records the latest change of each zone in the database's history.
+    func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws
+    /// The zone changes with a serial above `serial`, oldest first, at most `limit`.
+    func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry]
+
+    // MARK: Records
+
+    /// The rows (records and tombstones) of the named records of a zone.
+    func records(named names: [String], inZone zone: Int64) async throws -> [StoredRecord]
+    /// Inserts or replaces rows.
+    func saveRecords(_ records: [StoredRecord], inZone zone: Int64) async throws
+    /// The names of the live records of a zone that refer to any of `names`
+    /// with `DELETE_SELF`.
+    func deleteSelfReferrers(of names: [String], inZone zone: Int64) async throws -> [String]
+    /// The rows changed after `serial`, oldest first, at most `limit`, of
+    /// the given record types (all for `nil`).
+    func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
+        -> [StoredRecord]
+    /// Every live record of a type in a zone.
+    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record]
+
+    // MARK: Subscriptions
+
+    /// The database's subscriptions: of one user, or of all for `nil`.
+    func subscriptions(inDatabase database: Int64, user: String?) async throws -> [StoredSubscription]
+    /// Creates or replaces a subscription.
+    func saveSubscription(_ subscription: StoredSubscription, inDatabase database: Int64) async throws
+    /// Deletes a subscription; `false` when there was none.
+    func deleteSubscription(_ subscriptionID: String, user: String, inDatabase database: Int64) async throws -> Bool
+
+    // MARK: Accounts
+
+    /// Creates a container; `false` when the name is taken.
+    func createContainer(named name: String, tokenHash: String) async throws -> Bool
+    /// The hash of a container's API token, or `nil` for an unknown container.
+    func containerTokenHash(named name: String) async throws -> String?
+    /// Creates a user; `false` when the name is taken in the container.
+    func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool
+    /// The record name of the user whose token has this hash.
+    func userRecordName(container: String, tokenHash: String) async throws -> String?
+    /// Registers a server-to-server key.
+    func createServerKey(id: String, publicKeyPEM: String, container: String) async throws
+    /// A server-to-server key's PEM.
+    func serverKey(id: String, container: String) async throws -> String?
+    /// Whether a user's storage is full.
+    func isQuotaExceeded(user: String, container: String, environment: CloudEnvironment) async throws -> Bool
+    /// Fills or empties a user's storage.
+    func setQuotaExceeded(_ exceeded: Bool, user: String, container: String, environment: CloudEnvironment)
+        async throws
+
+    // MARK: Schema
+
+    /// The field types of an environment's schema.
+    func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType]
+    /// Adds field types the schema does not have yet (existing ones are kept).
+    func addFieldTypes(_ types: [StoredFieldType], container: String, environment: CloudEnvironment) async throws
+}

@@ -1,0 +1,67 @@
+import Cumulus
+import CumulusServer
+import Foundation
+import Testing
+
+@Suite("CloudService notifications")
+struct ServiceNotificationTests {
+    @Test func writesReachTheOwnersChannels() async throws {
+        let fixture = try await ServiceFixture.make()
+        let alice = caller("alice")
+        try await fixture.service.createZone(as: alice)
+        _ = try await fixture.service.perform(
+            .modifySubscriptions([.save(Subscription(subscriptionID: "s", zoneID: notesZone))]), as: alice)
+        let token = try await fixture.service.createNotificationToken(for: alice)
+        let bobToken = try await fixture.service.createNotificationToken(for: caller("bob"))
+        let start = try await fixture.service.pollNotifications(token: token, cursor: nil, timeout: .zero)
+        #expect(start.notifications.isEmpty)
+
+        _ = try await fixture.service.modify([RecordOperation(.create, note("a"))], as: alice)
+        let batch = try await fixture.service.pollNotifications(
+            token: token, cursor: start.cursor, timeout: .seconds(30))
+        #expect(batch.notifications == [.zoneChanged(notesZone, subscriptionID: "s"), .databaseChanged])
+        let bobs = try await fixture.service.pollNotifications(token: bobToken, cursor: nil, timeout: .milliseconds(1))
+        #expect(bobs.notifications.isEmpty)
+        try await fixture.tearDown()
+    }
+
+    @Test func aWaitingPollWakesOnAWrite() async throws {
+        let fixture = try await ServiceFixture.make()
+        let service = fixture.service
+        let alice = caller("alice")
+        try await service.createZone(as: alice)
+        let token = try await service.createNotificationToken(for: alice)
+        let cursor = try await service.pollNotifications(token: token, cursor: nil, timeout: .zero).cursor
+        let poll = Task { try await service.pollNotifications(token: token, cursor: cursor, timeout: .seconds(600)) }
+        _ = try await service.modify([RecordOperation(.create, note("a"))], as: alice)
+        #expect(try await poll.value.notifications == [.databaseChanged])
+        try await fixture.tearDown()
+    }
+
+    @Test func pollTimesOutEmptyAndUnknownTokensFail() async throws {
+        let fixture = try await ServiceFixture.make()
+        let token = try await fixture.service.createNotificationToken(for: caller("alice"))
+        let batch = try await fixture.service.pollNotifications(token: token, cursor: nil, timeout: .milliseconds(20))
+        #expect(batch.notifications.isEmpty)
+        let again = try await fixture.service.pollNotifications(
+            token: token, cursor: batch.cursor, timeout: .milliseconds(1))
+        #expect(again.cursor == batch.cursor)
+        do {
+            _ = try await fixture.service.pollNotifications(token: "nope", cursor: nil, timeout: .zero)
+            Issue.record("an unknown token was polled")
+        } catch let error as CloudError {
+            #expect(error.code == .notFound)
+        }
+        try await fixture.tearDown()
+    }
+
+    @Test func cancellingAPollEndsIt() async throws {
+        let fixture = try await ServiceFixture.make()
+        let service = fixture.service
+        let token = try await service.createNotificationToken(for: caller("alice"))
+        let poll = Task { try await service.pollNotifications(token: token, cursor: nil, timeout: .seconds(600)) }
+        poll.cancel()
+        #expect(try await poll.value.notifications.isEmpty)
+        try await fixture.tearDown()
+    }
+}
