@@ -20,13 +20,15 @@ struct DataOptions: ParsableArguments {
 
     /// Opens the service on the data directory's store, runs `body` and
     /// closes the store.
-    func withService<T: Sendable>(_ body: (any CloudServing) async throws -> T) async throws -> T {
-        let service = try await openService(path: storePath())
-        return try await body(service)
+    func withService<T: Sendable>(_ body: (CloudService) async throws -> T) async throws -> T {
+        let service = try await CloudService.open(path: storePath())
+        do {
+            let result = try await body(service)
+            try await service.close()
+            return result
+        } catch {
+            try? await service.close()
+            throw error
+        }
     }
-}
-
-/// The one place that knows how the store is opened.
-func openService(path: String) async throws -> any CloudServing {
-    throw ValidationError("The SQLite store is not available yet.")
 }

@@ -17,14 +17,20 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "cumulus")
-        let service = try await openService(path: data.storePath())
+        let service = try await CloudService.open(path: data.storePath())
         let server = CumulusHTTPServer(
             service: service, configuration: ServerConfiguration(host: host, port: port, logger: logger))
         let host = self.host
         let data = self.data.data
-        try await server.runUntilTerminated { port in
-            logger.info("Cumulus listening on http://\(host):\(port) (data: \(data))")
+        do {
+            try await server.runUntilTerminated { port in
+                logger.info("Cumulus listening on http://\(host):\(port) (data: \(data))")
+            }
+        } catch {
+            try? await service.close()
+            throw error
         }
+        try await service.close()
         logger.info("Cumulus stopped")
     }
 }

@@ -50,6 +50,7 @@ struct CumulusCommandTests {
         #expect(try await service.authenticateContainer(named: container, apiToken: apiToken))
         #expect(try await service.user(container: container, webAuthToken: webAuthToken) != nil)
         #expect(try await service.serverKey(container: container, keyID: keyID) != nil)
+        try await service.close()
     }
 
     @Test("a missing public key file is a clear error")

@@ -27,13 +27,13 @@ struct HTTPRequestBodyTests {
 
     @Test("bad bodies get their error dictionary, change nothing, and the server keeps serving")
     func badBodies() async throws {
-        let configuration = ServerConfiguration(port: 0, maximumBodySize: 64 * 1024)
+        let configuration = ServerConfiguration(port: 0, maximumBodySize: 256 * 1024)
         try await HTTPTestServer.with(configuration: configuration) { server in
             let good = Self.modify([Self.create("n1")])
             let deep =
                 #"{"operations":"# + String(repeating: "[", count: 100_000)
                 + String(repeating: "]", count: 100_000) + "}"
-            let tooLarge = #"{"operations":[],"padding":""# + String(repeating: "x", count: 100 * 1024) + #""}"#
+            let tooLarge = #"{"operations":[],"padding":""# + String(repeating: "x", count: 300 * 1024) + #""}"#
             let bad: [(label: String, body: String, status: Int)] = [
                 ("malformed JSON", #"{"operations": nope}"#, 400),
                 ("truncated", String(good.prefix(good.count / 2)), 400),
@@ -52,7 +52,7 @@ struct HTTPRequestBodyTests {
                 let answer = try await server.sendAsUser("records/modify", body: body)
                 #expect(answer.isError(.badRequest, status: status), "\(label): \(answer.status) \(answer.json)")
                 if status == 413 {
-                    #expect(answer.reason?.contains("\(64 * 1024)") == true, "\(label): \(answer.reason ?? "")")
+                    #expect(answer.reason?.contains("\(256 * 1024)") == true, "\(label): \(answer.reason ?? "")")
                 }
                 #expect(try await Self.storedNames(server).isEmpty, "\(label) changed data")
             }

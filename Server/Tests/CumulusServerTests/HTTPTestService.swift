@@ -1,7 +1,8 @@
 import CumulusServer
 import Foundation
 
-/// The service the HTTP tests run over: the SQLite store in `directory`.
-func makeTestService(directory: URL) async throws -> any CloudServing {
-    throw CocoaError(.featureUnsupported)
+/// The service the HTTP tests run over: the SQLite store in `directory`,
+/// where `cumulus` keeps it.
+func makeTestService(directory: URL) async throws -> CloudService {
+    try await CloudService.open(path: directory.appendingPathComponent("cumulus.sqlite").path)
 }

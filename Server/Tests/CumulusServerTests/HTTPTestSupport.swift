@@ -45,9 +45,17 @@ struct HTTPTestServer: Sendable {
             let running = HTTPTestServer(
                 baseURL: URL(string: "http://127.0.0.1:\(port)")!, service: service, container: container,
                 apiToken: apiToken, webAuthToken: user.webAuthToken, userRecordName: user.userRecordName)
-            let result = try await body(running)
-            group.cancelAll()
-            return result
+            do {
+                let result = try await body(running)
+                group.cancelAll()
+                try await group.waitForAll()
+                try await service.close()
+                return result
+            } catch {
+                group.cancelAll()
+                try? await service.close()
+                throw error
+            }
         }
     }
 

@@ -25,7 +25,7 @@ struct CloudRoutes: Sendable {
         name == "users/caller" ? .currentUser : CloudOperation(rawValue: name)
     }
 
-    func add<Context: RequestContext>(to router: Router<Context>) {
+    func add<Context: Hummingbird.RequestContext>(to router: Router<Context>) {
         let databasePath: RouterPath = "/database/1/:container/:environment/:scope/:group/:action"
         router.post(databasePath) { request, context in
             try await self.database(request, parameters: context.parameters)
@@ -109,7 +109,7 @@ struct CloudRoutes: Sendable {
                 try await service.pollNotifications(token: token, cursor: cursor, timeout: timeout)
             }
             return Self.json(batch.encodedBody())
-        } catch where Task.isShuttingDownGracefully && !(error is CloudError) {
+        } catch  where Task.isShuttingDownGracefully && !(error is CloudError) {
             throw HTTPFailure(
                 CloudError(.tryAgainLater, reason: "The server is shutting down.", retryAfter: .seconds(1)))
         }

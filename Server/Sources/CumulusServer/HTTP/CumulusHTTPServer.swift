@@ -26,12 +26,23 @@ public struct CumulusHTTPServer: Sendable {
         self.faults = faults
     }
 
-    /// Listens until the task is cancelled, then stops.
+    /// Listens until the task is cancelled, then shuts down gracefully: it
+    /// stops accepting connections and returns once the requests in flight
+    /// are answered (a notification poll is answered `TRY_AGAIN_LATER`).
     ///
     /// - Parameter onRunning: Called once the server listens, with the port
     ///   it is bound to (the chosen one when the configuration says `0`).
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        try await makeApplication(onRunning: onRunning).run()
+        let group = ServiceGroup(
+            configuration: .init(services: [makeApplication(onRunning: onRunning)], logger: configuration.logger))
+        // The group runs in a task of its own so that cancelling the caller
+        // becomes a graceful shutdown instead of cutting requests off.
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            Task { await group.triggerGracefulShutdown() }
+        }
     }
 
     /// Listens until SIGINT or SIGTERM, then stops accepting connections and

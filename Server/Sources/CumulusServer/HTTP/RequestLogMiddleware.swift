@@ -9,7 +9,7 @@ import Logging
 /// The line holds the method, the path without its query (where the tokens
 /// are), the status and the duration; a notification path is logged
 /// without its token, which is a capability.
-struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
+struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddleware {
     let logger: Logger
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
