@@ -21,7 +21,8 @@ struct HTTPTestServer: Sendable {
 
     /// Runs `body` against a server that stops when it returns.
     static func with<T: Sendable>(
-        configuration: ServerConfiguration = ServerConfiguration(port: 0), faults: ServerFaults? = nil,
+        configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger),
+        faults: ServerFaults? = nil, wrap: @Sendable (CloudService) -> any CloudServing = { $0 },
         _ body: @Sendable (HTTPTestServer) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory
@@ -34,7 +35,7 @@ struct HTTPTestServer: Sendable {
         let user = try await service.addUser(named: "alice", container: container)
         var configuration = configuration
         configuration.port = 0
-        let server = CumulusHTTPServer(service: service, configuration: configuration, faults: faults)
+        let server = CumulusHTTPServer(service: wrap(service), configuration: configuration, faults: faults)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -98,6 +99,62 @@ struct HTTPTestServer: Sendable {
         async throws -> HTTPAnswer
     {
         try await send(method, path(operation, scope: scope), query: userQuery, body: Array(body.utf8))
+    }
+}
+
+/// A logger that drops everything, so that test output stays readable.
+let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+/// A service that passes everything to another, except what a test changes:
+/// a `perform` that fails with an error that is no ``CloudError``, and a
+/// signal when a notification poll starts waiting.
+struct WrappedService: CloudServing {
+    struct Unexpected: Error {}
+
+    let base: any CloudServing
+    var failsPerform = false
+    var pollStarted: @Sendable () -> Void = {}
+
+    func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
+        if failsPerform { throw Unexpected() }
+        return try await base.perform(request, as: caller)
+    }
+
+    func fieldTypes(container: String, environment: CloudEnvironment) async throws -> FieldTypeLookup {
+        try await base.fieldTypes(container: container, environment: environment)
+    }
+
+    func addContainer(named name: String) async throws -> String {
+        try await base.addContainer(named: name)
+    }
+
+    func addUser(named name: String, container: String) async throws -> (userRecordName: String, webAuthToken: String) {
+        try await base.addUser(named: name, container: container)
+    }
+
+    func addServerKey(container: String, publicKeyPEM: String) async throws -> String {
+        try await base.addServerKey(container: container, publicKeyPEM: publicKeyPEM)
+    }
+
+    func authenticateContainer(named name: String, apiToken: String) async throws -> Bool {
+        try await base.authenticateContainer(named: name, apiToken: apiToken)
+    }
+
+    func user(container: String, webAuthToken: String) async throws -> String? {
+        try await base.user(container: container, webAuthToken: webAuthToken)
+    }
+
+    func serverKey(container: String, keyID: String) async throws -> String? {
+        try await base.serverKey(container: container, keyID: keyID)
+    }
+
+    func createNotificationToken(for caller: Caller) async throws -> String {
+        try await base.createNotificationToken(for: caller)
+    }
+
+    func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch {
+        pollStarted()
+        return try await base.pollNotifications(token: token, cursor: cursor, timeout: timeout)
     }
 }
 
