@@ -9,9 +9,8 @@ struct HTTPShutdownTests {
     func unexpectedError() async throws {
         let lines = LogLines()
         let configuration = ServerConfiguration(port: 0, logger: lines.logger())
-        let uuid = try await HTTPTestServer.with(
-            configuration: configuration, wrap: { WrappedService(base: $0, failsPerform: true) }
-        ) { server in
+        let failing: @Sendable (CloudService) -> any CloudServing = { WrappedService(base: $0, failsPerform: true) }
+        let uuid = try await HTTPTestServer.with(configuration: configuration, wrap: failing) { server in
             let failed = try await server.sendAsUser("zones/list", method: "GET")
             #expect(failed.isError(.internalError, status: 500))
             let user = try await server.sendAsUser("tokens/create", body: "{}")
