@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(
             name: "CumulusServerTests",
             dependencies: [
-                "CumulusServer", "CumulusSigning",
+                "CumulusServer", "CumulusSigning", "cumulus",
                 .product(name: "Cumulus", package: "Cumulus"),
                 .product(name: "CumulusTesting", package: "Cumulus"),
             ]),

@@ -1,0 +1,145 @@
+import Cumulus
+import Foundation
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+
+/// The handlers of the protocol's paths: database operations and the
+/// notification long poll.
+struct CloudRoutes: Sendable {
+    let service: any CloudServing
+    let configuration: ServerConfiguration
+    let faults: ServerFaults?
+    let authenticator: RequestAuthenticator
+
+    init(service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults?) {
+        self.service = service
+        self.configuration = configuration
+        self.faults = faults
+        self.authenticator = RequestAuthenticator(
+            service: service, signatureDateTolerance: configuration.signatureDateTolerance)
+    }
+
+    /// `users/caller` is the newer name of `users/current`.
+    static func operation(named name: String) -> CloudOperation? {
+        name == "users/caller" ? .currentUser : CloudOperation(rawValue: name)
+    }
+
+    func add<Context: Hummingbird.RequestContext>(to router: Router<Context>) {
+        let databasePath: RouterPath = "/database/1/:container/:environment/:scope/:group/:action"
+        router.post(databasePath) { request, context in
+            try await self.database(request, parameters: context.parameters)
+        }
+        router.get(databasePath) { request, context in
+            try await self.database(request, parameters: context.parameters)
+        }
+        router.get("/notifications/1/:token") { request, context in
+            try await self.poll(request, token: context.parameters.get("token") ?? "")
+        }
+    }
+
+    /// One database request: path, authentication, injected faults, body,
+    /// then the service.
+    func database(_ request: Request, parameters: Parameters) async throws -> Response {
+        let container = parameters.get("container") ?? ""
+        let name = "\(parameters.get("group") ?? "")/\(parameters.get("action") ?? "")"
+        guard let operation = Self.operation(named: name) else {
+            throw HTTPFailure(.notFound, "No such operation: \(name).")
+        }
+        if request.method == .get && operation.httpMethod != "GET" {
+            throw HTTPFailure(.notFound, "\(name) takes POST.")
+        }
+        guard let environment = parameters.get("environment").flatMap(CloudEnvironment.init(rawValue:)) else {
+            throw HTTPFailure(.badRequest, "The environment must be development or production.")
+        }
+        guard let scope = parameters.get("scope").flatMap(DatabaseScope.init(rawValue:)) else {
+            throw HTTPFailure(.badRequest, "The database must be public, private or shared.")
+        }
+        var body: [UInt8]? = nil
+        let caller: Caller
+        if RequestAuthenticator.isSigned(request) {
+            let bytes = try await collectBody(of: request)
+            body = bytes
+            caller = try await authenticator.caller(
+                signatureOf: request, body: bytes, container: container, environment: environment, scope: scope)
+        } else {
+            caller = try await authenticator.caller(
+                tokensOf: request, container: container, environment: environment, scope: scope)
+        }
+        if let fault = faults?.next() {
+            throw HTTPFailure(fault)
+        }
+        let bytes: [UInt8]
+        if let body {
+            bytes = body
+        } else {
+            bytes = try await collectBody(of: request)
+        }
+        let fieldTypes = try await service.fieldTypes(container: container, environment: environment)
+        let cloudRequest = try CloudRequest.decode(operation, body: bytes, fieldTypes: fieldTypes)
+        let answer: CloudResponse
+        if case .createToken = cloudRequest {
+            answer = try await token(for: caller, request: request)
+        } else {
+            answer = try await service.perform(cloudRequest, as: caller)
+        }
+        return Self.json(try answer.encodedBody())
+    }
+
+    /// `tokens/create`: a notification channel and the address to poll it.
+    func token(for caller: Caller, request: Request) async throws -> CloudResponse {
+        let token = try await service.createNotificationToken(for: caller)
+        let host = request.head.authority ?? "\(configuration.host):\(configuration.port)"
+        return .token(
+            NotificationToken(
+                apnsEnvironment: caller.environment.rawValue, apnsToken: token,
+                webcourierURL: "http://\(host)/notifications/1/\(token)"))
+    }
+
+    /// The notification long poll: `?cursor=` from the previous answer and
+    /// `?timeout=` in seconds, at most the configured timeout.
+    func poll(_ request: Request, token: String) async throws -> Response {
+        let query = request.uri.queryParameters
+        let timeout = try pollTimeout(asked: query["timeout"].map(String.init))
+        let cursor = query["cursor"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        let service = self.service
+        do {
+            // A poll waits up to its timeout; a shutdown should not wait for it.
+            let batch = try await cancelWhenGracefulShutdown {
+                try await service.pollNotifications(token: token, cursor: cursor, timeout: timeout)
+            }
+            return Self.json(batch.encodedBody())
+        } catch  where Task.isShuttingDownGracefully && !(error is CloudError) {
+            throw HTTPFailure(
+                CloudError(.tryAgainLater, reason: "The server is shutting down.", retryAfter: .seconds(1)))
+        }
+    }
+
+    /// The poll's timeout: the configured one, or less when the client asks.
+    func pollTimeout(asked text: String?) throws -> Duration {
+        guard let text else { return configuration.notificationPollTimeout }
+        guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+            throw HTTPFailure(.badRequest, "The timeout must be a number of seconds.")
+        }
+        return min(configuration.notificationPollTimeout, .milliseconds(Int64(min(seconds, 1e9) * 1000)))
+    }
+
+    /// The body, at most the configured size.
+    func collectBody(of request: Request) async throws -> [UInt8] {
+        let limit = configuration.maximumBodySize
+        do {
+            let buffer = try await request.body.collect(upTo: limit)
+            return Array(buffer.readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw HTTPFailure(
+                CloudError(.badRequest, reason: "The request body is larger than the limit of \(limit) bytes."),
+                status: 413)
+        }
+    }
+
+    static func json(_ bytes: [UInt8]) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}

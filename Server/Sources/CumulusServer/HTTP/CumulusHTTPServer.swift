@@ -1,0 +1,71 @@
+import Cumulus
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The record server's HTTP side: the CloudKit Web Services paths over a
+/// ``CloudServing``.
+///
+/// ```swift
+/// let server = CumulusHTTPServer(service: service, configuration: ServerConfiguration(port: 0))
+/// try await server.run { port in print("listening on \(port)") }
+/// ```
+public struct CumulusHTTPServer: Sendable {
+    /// The service that carries requests out.
+    public let service: any CloudServing
+    /// How the server listens and what it accepts.
+    public let configuration: ServerConfiguration
+    /// Errors injected into the next database requests, for tests.
+    public let faults: ServerFaults?
+
+    /// Creates a server; nothing listens until ``run(onRunning:)``.
+    public init(service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults? = nil) {
+        self.service = service
+        self.configuration = configuration
+        self.faults = faults
+    }
+
+    /// Listens until the task is cancelled, then shuts down gracefully: it
+    /// stops accepting connections and returns once the requests in flight
+    /// are answered (a notification poll is answered `TRY_AGAIN_LATER`).
+    ///
+    /// - Parameter onRunning: Called once the server listens, with the port
+    ///   it is bound to (the chosen one when the configuration says `0`).
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let group = ServiceGroup(
+            configuration: .init(services: [makeApplication(onRunning: onRunning)], logger: configuration.logger))
+        // The group runs in a task of its own so that cancelling the caller
+        // becomes a graceful shutdown instead of cutting requests off.
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            Task { await group.triggerGracefulShutdown() }
+        }
+    }
+
+    /// Listens until SIGINT or SIGTERM, then stops accepting connections and
+    /// returns once the requests in flight are answered.
+    public func runUntilTerminated(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [makeApplication(onRunning: onRunning)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: configuration.logger))
+        try await group.run()
+    }
+
+    func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+        let router = Router()
+        router.add(middleware: RequestLogMiddleware(logger: configuration.logger))
+        CloudRoutes(service: service, configuration: configuration, faults: faults).add(to: router)
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "Cumulus"),
+            onServerRunning: { channel in
+                await onRunning(channel.localAddress?.port ?? 0)
+            },
+            logger: configuration.logger)
+    }
+}

@@ -1,0 +1,101 @@
+import Crypto
+import Cumulus
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Who a database request comes from: its API and web auth tokens, or a
+/// server-to-server key's signature.
+struct RequestAuthenticator: Sendable {
+    let service: any CloudServing
+    let signatureDateTolerance: Duration
+
+    static let keyIDHeader = HTTPField.Name("X-Apple-CloudKit-Request-KeyID")!
+    static let dateHeader = HTTPField.Name("X-Apple-CloudKit-Request-ISO8601Date")!
+    static let signatureHeader = HTTPField.Name("X-Apple-CloudKit-Request-SignatureV1")!
+
+    /// Whether the request is signed with a key rather than carrying tokens;
+    /// a signed request's body is read before it is authenticated.
+    static func isSigned(_ request: Request) -> Bool {
+        request.headers[keyIDHeader] != nil
+    }
+
+    /// The caller of a request that carries `ckAPIToken` and `ckWebAuthToken`.
+    func caller(
+        tokensOf request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope
+    ) async throws -> Caller {
+        let query = request.uri.queryParameters
+        guard let apiToken = query["ckAPIToken"].map(String.init) else {
+            throw HTTPFailure(.authenticationFailed, "The request has no ckAPIToken.")
+        }
+        guard Self.isAPITokenShaped(apiToken),
+            try await service.authenticateContainer(named: container, apiToken: apiToken)
+        else {
+            throw HTTPFailure(.authenticationFailed, "The API token is not valid for this container.")
+        }
+        guard let webAuthToken = query["ckWebAuthToken"].map(String.init), !webAuthToken.isEmpty else {
+            throw HTTPFailure(.authenticationRequired, "The request needs a signed-in user (ckWebAuthToken).")
+        }
+        guard let user = try await service.user(container: container, webAuthToken: webAuthToken) else {
+            throw HTTPFailure(.authenticationFailed, "The web auth token is not valid for this container.")
+        }
+        return Caller(container: container, environment: environment, scope: scope, user: user)
+    }
+
+    /// The caller of a request signed with a server-to-server key: the
+    /// message is `{date}:{base64 SHA-256 of the body}:{path}`.
+    func caller(
+        signatureOf request: Request, body: [UInt8], container: String, environment: CloudEnvironment,
+        scope: DatabaseScope, now: Date = Date()
+    ) async throws -> Caller {
+        guard let keyID = request.headers[Self.keyIDHeader], let dateText = request.headers[Self.dateHeader],
+            let signatureText = request.headers[Self.signatureHeader]
+        else {
+            throw HTTPFailure(.authenticationFailed, "A signed request needs the key ID, date and signature headers.")
+        }
+        guard let date = Self.parseDate(dateText) else {
+            throw HTTPFailure(.authenticationFailed, "The request date is not an ISO 8601 date.")
+        }
+        let tolerance = Double(signatureDateTolerance.components.seconds)
+        guard abs(date.timeIntervalSince(now)) <= tolerance else {
+            throw HTTPFailure(.authenticationFailed, "The request date is too far from the server's clock.")
+        }
+        guard let pem = try await service.serverKey(container: container, keyID: keyID),
+            let key = try? P256.Signing.PublicKey(pemRepresentation: pem)
+        else {
+            throw HTTPFailure(.authenticationFailed, "No such key for this container.")
+        }
+        let bodyHash = Data(SHA256.hash(data: body)).base64EncodedString()
+        let message = Data("\(dateText):\(bodyHash):\(request.uri.path)".utf8)
+        guard let signatureBytes = Data(base64Encoded: signatureText),
+            let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes),
+            key.isValidSignature(signature, for: message)
+        else {
+            throw HTTPFailure(.authenticationFailed, "The request signature is not valid.")
+        }
+        guard scope == .public else {
+            throw HTTPFailure(.accessDenied, "Server-to-server keys work on the public database only.")
+        }
+        return Caller(container: container, environment: environment, scope: scope, user: nil)
+    }
+
+    /// API tokens are 64 hexadecimal characters; anything else is refused
+    /// before the store is asked.
+    static func isAPITokenShaped(_ token: String) -> Bool {
+        token.utf8.count == 64 && token.utf8.allSatisfy { $0.isHexDigit }
+    }
+
+    /// An ISO 8601 date, with or without fractional seconds.
+    static func parseDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+    }
+}

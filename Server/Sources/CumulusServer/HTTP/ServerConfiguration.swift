@@ -1,0 +1,33 @@
+import Logging
+
+/// How the record server listens and what it accepts.
+public struct ServerConfiguration: Sendable {
+    /// The address to bind, e.g. `127.0.0.1` or `0.0.0.0`.
+    public var host: String
+    /// The port to bind; `0` lets the system choose one (the server reports
+    /// it once it listens).
+    public var port: Int
+    /// The largest request body read, in bytes; a larger one is answered 413.
+    public var maximumBodySize: Int
+    /// The longest a notification long poll waits; a client may ask less
+    /// with `?timeout=` (seconds).
+    public var notificationPollTimeout: Duration
+    /// How far a signed request's date may be from the server's clock.
+    public var signatureDateTolerance: Duration
+    /// Where the server logs: one line per request, never a token.
+    public var logger: Logger
+
+    /// Creates a configuration.
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 16 * 1024 * 1024,
+        notificationPollTimeout: Duration = .seconds(25), signatureDateTolerance: Duration = .seconds(300),
+        logger: Logger = Logger(label: "cumulus.server")
+    ) {
+        self.host = host
+        self.port = port
+        self.maximumBodySize = maximumBodySize
+        self.notificationPollTimeout = notificationPollTimeout
+        self.signatureDateTolerance = signatureDateTolerance
+        self.logger = logger
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+
+/// `cumulus`: runs the record server and provisions its containers, users
+/// and keys. A new subcommand is one type added to `subcommands`.
+@main
+struct CumulusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cumulus",
+        abstract: "The Cumulus record server.",
+        subcommands: [ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self])
+}
+
+/// Where a command writes what it prints, so that tests can read it.
+struct CommandOutput: Sendable {
+    let write: @Sendable (String) -> Void
+
+    /// Standard output.
+    static let standard = CommandOutput { print($0) }
+}
+
+/// A command that prints through a ``CommandOutput``: `run()` prints to
+/// standard output, tests call `run(output:)`.
+protocol PrintingCommand: AsyncParsableCommand {
+    func run(output: CommandOutput) async throws
+}
+
+extension PrintingCommand {
+    func run() async throws {
+        try await run(output: .standard)
+    }
+}

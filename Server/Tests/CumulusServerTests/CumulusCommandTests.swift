@@ -1,0 +1,77 @@
+import ArgumentParser
+import Crypto
+import CumulusServer
+import Foundation
+import Synchronization
+import Testing
+
+@testable import cumulus
+
+@Suite("cumulus command line")
+struct CumulusCommandTests {
+    /// Parses and runs `arguments` as the executable does, and returns what
+    /// the command printed.
+    static func run(_ arguments: [String]) async throws -> [String] {
+        let command = try CumulusCommand.parseAsRoot(arguments)
+        let printing = try #require(command as? any PrintingCommand)
+        let lines = Mutex<[String]>([])
+        try await printing.run(output: CommandOutput { line in lines.withLock { $0.append(line) } })
+        return lines.withLock { $0 }
+    }
+
+    static func temporaryDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("cumulus-cli-\(UUID().uuidString)")
+    }
+
+    @Test("container, user and key add print their value alone on the last line, and the store has them")
+    func provisioning() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        let container = "iCloud.com.example.cli"
+
+        let apiToken = try #require(try await Self.run(["container", "add", container, "--data", data]).last)
+        #expect(apiToken.count == 64 && apiToken.allSatisfy(\.isHexDigit))
+        #expect(FileManager.default.fileExists(atPath: data + "/cumulus.sqlite"))
+
+        let webAuthToken = try #require(
+            try await Self.run(["user", "add", "alice", "--container", container, "--data", data]).last)
+        #expect(!webAuthToken.isEmpty && !webAuthToken.contains(" "))
+
+        let key = P256.Signing.PrivateKey()
+        let pemFile = directory.appendingPathComponent("key.pem")
+        try key.publicKey.pemRepresentation.write(to: pemFile, atomically: true, encoding: .utf8)
+        let keyID = try #require(
+            try await Self.run(["key", "add", "--container", container, "--public-key", pemFile.path, "--data", data])
+                .last)
+        #expect(!keyID.isEmpty && !keyID.contains(" "))
+
+        let service = try await makeTestService(directory: URL(fileURLWithPath: data))
+        #expect(try await service.authenticateContainer(named: container, apiToken: apiToken))
+        #expect(try await service.user(container: container, webAuthToken: webAuthToken) != nil)
+        #expect(try await service.serverKey(container: container, keyID: keyID) != nil)
+        try await service.close()
+    }
+
+    @Test("a missing public key file is a clear error")
+    func missingKeyFile() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        await #expect(throws: ValidationError.self) {
+            _ = try await Self.run([
+                "key", "add", "--container", "c", "--public-key", directory.appendingPathComponent("none.pem").path,
+                "--data", directory.path,
+            ])
+        }
+    }
+
+    @Test("serve parses its options with their defaults")
+    func serveOptions() throws {
+        let serve = try #require(try CumulusCommand.parseAsRoot(["serve"]) as? ServeCommand)
+        #expect(serve.host == "127.0.0.1" && serve.port == 8080 && serve.data.data == "./cumulus-data")
+        let custom = try #require(
+            try CumulusCommand.parseAsRoot(["serve", "--host", "0.0.0.0", "--port", "0", "--data", "/tmp/x"])
+                as? ServeCommand)
+        #expect(custom.host == "0.0.0.0" && custom.port == 0 && custom.data.data == "/tmp/x")
+    }
+}

@@ -1,0 +1,217 @@
+import Cumulus
+import CumulusServer
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A server on an ephemeral loopback port over a fresh store, with one
+/// container and one user provisioned.
+struct HTTPTestServer: Sendable {
+    let baseURL: URL
+    let service: any CloudServing
+    let container: String
+    let apiToken: String
+    let webAuthToken: String
+    let userRecordName: String
+
+    /// Runs `body` against a server that stops when it returns.
+    static func with<T: Sendable>(
+        configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger),
+        faults: ServerFaults? = nil, wrap: @Sendable (CloudService) -> any CloudServing = { $0 },
+        _ body: @Sendable (HTTPTestServer) async throws -> T
+    ) async throws -> T {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cumulus-http-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let service = try await makeTestService(directory: directory)
+        let container = "iCloud.com.example.notes"
+        let apiToken = try await service.addContainer(named: container)
+        let user = try await service.addUser(named: "alice", container: container)
+        var configuration = configuration
+        configuration.port = 0
+        let server = CumulusHTTPServer(service: wrap(service), configuration: configuration, faults: faults)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await server.run { port in continuation.yield(port) }
+            }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw CloudError(.internalError, reason: "no port") }
+            let running = HTTPTestServer(
+                baseURL: URL(string: "http://127.0.0.1:\(port)")!, service: service, container: container,
+                apiToken: apiToken, webAuthToken: user.webAuthToken, userRecordName: user.userRecordName)
+            do {
+                let result = try await body(running)
+                group.cancelAll()
+                try await group.waitForAll()
+                try await service.close()
+                return result
+            } catch {
+                group.cancelAll()
+                try? await service.close()
+                throw error
+            }
+        }
+    }
+
+    /// The path of an operation in this server's container.
+    func path(
+        _ operation: String, scope: String = "private", environment: String = "development", container: String? = nil
+    ) -> String {
+        "/database/1/\(container ?? self.container)/\(environment)/\(scope)/\(operation)"
+    }
+
+    /// The query that authenticates the provisioned user.
+    var userQuery: [String: String] {
+        ["ckAPIToken": apiToken, "ckWebAuthToken": webAuthToken]
+    }
+
+    /// Sends one request and returns the answer, whatever its status.
+    func send(
+        _ method: String, _ path: String, query: [String: String] = [:], body: [UInt8] = [],
+        headers: [String: String] = [:]
+    ) async throws -> HTTPAnswer {
+        var components = URLComponents(url: baseURL.appendingPathComponent(""), resolvingAgainstBaseURL: false)!
+        components.path = path
+        if !query.isEmpty {
+            components.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        }
+        var request = URLRequest(url: components.url!)
+        request.httpMethod = method
+        if method != "GET" { request.httpBody = Data(body) }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        return HTTPAnswer(
+            status: http.statusCode, body: data,
+            contentType: http.value(forHTTPHeaderField: "Content-Type"),
+            retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
+    }
+
+    /// Sends a request as the provisioned user.
+    func sendAsUser(_ operation: String, method: String = "POST", body: String = "", scope: String = "private")
+        async throws -> HTTPAnswer
+    {
+        try await send(method, path(operation, scope: scope), query: userQuery, body: Array(body.utf8))
+    }
+}
+
+/// A logger that drops everything, so that test output stays readable.
+let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+/// A service that passes everything to another, except what a test changes:
+/// a `perform` that fails with an error that is no ``CloudError``, and a
+/// signal when a notification poll starts waiting.
+struct WrappedService: CloudServing {
+    struct Unexpected: Error {}
+
+    let base: any CloudServing
+    var failsPerform = false
+    var pollStarted: @Sendable () -> Void = {}
+
+    func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
+        if failsPerform { throw Unexpected() }
+        return try await base.perform(request, as: caller)
+    }
+
+    func fieldTypes(container: String, environment: CloudEnvironment) async throws -> FieldTypeLookup {
+        try await base.fieldTypes(container: container, environment: environment)
+    }
+
+    func addContainer(named name: String) async throws -> String {
+        try await base.addContainer(named: name)
+    }
+
+    func addUser(named name: String, container: String) async throws -> (userRecordName: String, webAuthToken: String) {
+        try await base.addUser(named: name, container: container)
+    }
+
+    func addServerKey(container: String, publicKeyPEM: String) async throws -> String {
+        try await base.addServerKey(container: container, publicKeyPEM: publicKeyPEM)
+    }
+
+    func authenticateContainer(named name: String, apiToken: String) async throws -> Bool {
+        try await base.authenticateContainer(named: name, apiToken: apiToken)
+    }
+
+    func user(container: String, webAuthToken: String) async throws -> String? {
+        try await base.user(container: container, webAuthToken: webAuthToken)
+    }
+
+    func serverKey(container: String, keyID: String) async throws -> String? {
+        try await base.serverKey(container: container, keyID: keyID)
+    }
+
+    func createNotificationToken(for caller: Caller) async throws -> String {
+        try await base.createNotificationToken(for: caller)
+    }
+
+    func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch {
+        pollStarted()
+        return try await base.pollNotifications(token: token, cursor: cursor, timeout: timeout)
+    }
+}
+
+/// An HTTP answer and its JSON.
+struct HTTPAnswer: Sendable {
+    let status: Int
+    let body: Data
+    let contentType: String?
+    let retryAfter: String?
+
+    /// The body as a JSON object, or an empty one.
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
+    }
+
+    /// The `serverErrorCode` of an error dictionary.
+    var serverErrorCode: String? { json["serverErrorCode"] as? String }
+
+    /// The `reason` of an error dictionary.
+    var reason: String? { json["reason"] as? String }
+
+    /// Whether this is the error dictionary of `code` with `status`, served as JSON.
+    func isError(_ code: CloudError.Code, status: Int) -> Bool {
+        self.status == status && serverErrorCode == code.rawValue && contentType == "application/json"
+            && json["uuid"] is String && reason?.isEmpty == false
+    }
+}
+
+/// Every line logged through a ``CapturingLogHandler``.
+final class LogLines: Sendable {
+    private let storage = Mutex<[String]>([])
+
+    var all: [String] { storage.withLock { $0 } }
+
+    func append(_ line: String) { storage.withLock { $0.append(line) } }
+
+    /// A logger whose lines end up here.
+    func logger() -> Logger {
+        Logger(label: "test") { _ in CapturingLogHandler(lines: self) }
+    }
+}
+
+/// A log handler that keeps every line with its metadata, for checking
+/// what the server logs.
+struct CapturingLogHandler: LogHandler {
+    let lines: LogLines
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        let text = all.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+        lines.append("\(event.level) \(event.message) \(text)")
+    }
+}
