@@ -6,6 +6,7 @@
 //   swift package --package-path Benchmarks benchmark --filter 'Landmark.*'
 //   swift package --package-path Benchmarks benchmark --target Engine
 //   swift run -c release --package-path Benchmarks CodecRatios       # ratio table, no harness
+//   swift run -c release --package-path Benchmarks ServerFigures     # the record server's figures
 import PackageDescription
 
 let package = Package(
@@ -15,6 +16,7 @@ let package = Package(
         // Named, so that targets can say `package: "Cumulus"` whatever the
         // checkout directory is called (a bare path's identity is its last component).
         .package(name: "Cumulus", path: ".."),
+        .package(name: "CumulusServer", path: "../Server"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -31,6 +33,17 @@ let package = Package(
             dependencies: [
                 "BenchmarkModels",
                 .product(name: "CloudCodable", package: "Cumulus"),
+            ]
+        ),
+        // The record server's figures against in-memory baselines: write
+        // throughput, a full zone fetch, device-to-device latency. No harness.
+        .executableTarget(
+            name: "ServerFigures",
+            dependencies: [
+                "BenchmarkModels",
+                .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CumulusTesting", package: "Cumulus"),
+                .product(name: "CumulusServer", package: "CumulusServer"),
             ]
         ),
         // Harness benchmarks (package-benchmark wants them in Benchmarks/<Name>/).

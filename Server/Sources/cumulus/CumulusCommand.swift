@@ -7,7 +7,9 @@ struct CumulusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cumulus",
         abstract: "The Cumulus record server.",
-        subcommands: [ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self])
+        subcommands: [
+            ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self, DemoCommand.self,
+        ])
 }
 
 /// Where a command writes what it prints, so that tests can read it.

@@ -66,7 +66,9 @@ struct CloudRoutes: Sendable {
             caller = try await authenticator.caller(
                 tokensOf: request, container: container, environment: environment, scope: scope)
         }
-        if let fault = faults?.next() {
+        // Opening a notification channel is not one of the requests a fault
+        // stands in for: the in-memory server's notifications() makes none.
+        if operation != .createToken, let fault = faults?.next() {
             throw HTTPFailure(fault)
         }
         let bytes: [UInt8]

@@ -7,7 +7,7 @@ import Synchronization
 /// Each database request (a path under `/database/1/`) that passes
 /// authentication takes the next injected error, if any, and is answered
 /// with its status and error dictionary without being carried out.
-/// Notification polls never take one.
+/// Notification polls and `tokens/create` never take one.
 ///
 /// ```swift
 /// let faults = ServerFaults()

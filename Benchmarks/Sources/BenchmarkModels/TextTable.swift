@@ -1,9 +1,12 @@
-/// A plain-text table with padded columns.
-struct TextTable {
-    struct Column {
+/// A plain-text table with padded columns, for the figures the benchmark
+/// executables print.
+public struct TextTable {
+    /// A column: its title, and whether its cells are right-aligned.
+    public struct Column {
         var title: String
         var right: Bool
-        init(_ title: String, right: Bool = false) {
+        /// Creates a column.
+        public init(_ title: String, right: Bool = false) {
             self.title = title
             self.right = right
         }
@@ -12,19 +15,23 @@ struct TextTable {
     let columns: [Column]
     private var rows: [[String]?] = []
 
-    init(columns: [Column]) {
+    /// Creates a table with these columns.
+    public init(columns: [Column]) {
         self.columns = columns
     }
 
-    mutating func add(_ cells: [String]) {
+    /// Adds a row.
+    public mutating func add(_ cells: [String]) {
         rows.append(cells)
     }
 
-    mutating func addSeparator() {
+    /// Adds a rule between rows.
+    public mutating func addSeparator() {
         rows.append(nil)
     }
 
-    func print() {
+    /// Prints the table to standard output.
+    public func print() {
         var widths = columns.map(\.title.count)
         for row in rows.compactMap({ $0 }) {
             for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
@@ -58,7 +65,7 @@ extension String {
 
 extension BinaryInteger {
     /// The number with thousands separators: `1,048,576`.
-    var grouped: String {
+    public var grouped: String {
         let digits = String(self.magnitude)
         var result = ""
         for (index, digit) in digits.enumerated() {
@@ -71,18 +78,18 @@ extension BinaryInteger {
 
 extension Double {
     /// Rounded to a whole number, with thousands separators; one decimal below 100.
-    var grouped: String {
+    public var grouped: String {
         self < 100 ? oneDecimal : Int(rounded()).grouped
     }
 
     /// One decimal place: `12.3`.
-    var oneDecimal: String {
+    public var oneDecimal: String {
         let tenths = Int((self * 10).rounded())
         return "\((tenths / 10).grouped).\(abs(tenths % 10))"
     }
 
     /// As a percentage with two decimals: `0.42%`.
-    var percent: String {
+    public var percent: String {
         let hundredths = Int((self * 10_000).rounded())
         let fraction = abs(hundredths % 100)
         return "\((hundredths / 100).grouped).\(fraction < 10 ? "0" : "")\(fraction)%"

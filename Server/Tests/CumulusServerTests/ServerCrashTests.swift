@@ -1,0 +1,180 @@
+import Cumulus
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Kills `cumulus serve` with SIGKILL in the middle of a stream of writes,
+/// starts it again on the same data, and checks that every write it
+/// acknowledged is there, whole.
+@Suite("Server crash safety", .serialized)
+struct ServerCrashTests {
+    /// The `cumulus` executable built beside the test bundle.
+    static var executableURL: URL? {
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = runner.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("cumulus")
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                FileManager.default.isExecutableFile(atPath: candidate.path)
+            {
+                return candidate
+            }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    @Test("every acknowledged write survives SIGKILL of the server", arguments: [40, 150, 400])
+    func acknowledgedWritesSurvive(killAfter acknowledged: Int) async throws {
+        let executable = try #require(Self.executableURL, "the cumulus executable was not built")
+        let data = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cumulus-crash-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        let apiToken = try Self.lastLine(of: executable, ["container", "add", "crash", "--data", data.path])
+        let userToken = try Self.lastLine(of: executable, ["user", "add", "alice", "--container", "crash", "--data", data.path])
+
+        let first = try ServeProcess(executable: executable, data: data)
+        let database = first.database(apiToken: apiToken, webAuthToken: userToken)
+        let zone = ZoneID(zoneName: "Crash")
+        _ = try await database.modifyZones([.create(zone)])
+
+        // Two writers send small batches as fast as they can; each batch's
+        // answer is an acknowledgement of its records, remembered with their tags.
+        let acknowledgedTags = Mutex<[String: String]>([:])
+        let writers = (0..<2).map { writer in
+            Task {
+                var batch = 0
+                while !Task.isCancelled {
+                    let records = (0..<5).map { index in
+                        Record(
+                            recordType: "Entry", recordName: "w\(writer)-b\(batch)-\(index)", zoneID: zone,
+                            fields: ["payload": .string(String(repeating: "p", count: 200 + index))])
+                    }
+                    batch += 1
+                    guard
+                        let results = try? await database.modifyRecords(
+                            records.map { RecordOperation(.create, $0) }, zoneID: zone, atomic: true)
+                    else { return }
+                    acknowledgedTags.withLock { tags in
+                        for result in results {
+                            if let record = result.record { tags[record.recordName] = record.metadata?.changeTag }
+                        }
+                    }
+                }
+            }
+        }
+        while acknowledgedTags.withLock({ $0.count }) < acknowledged {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        first.kill()
+        for writer in writers { await writer.value }
+        let acknowledgedNow = acknowledgedTags.withLock { $0 }
+        #expect(acknowledgedNow.count >= acknowledged)
+
+        let second = try ServeProcess(executable: executable, data: data)
+        defer { second.kill() }
+        let reopened = second.database(apiToken: apiToken, webAuthToken: userToken)
+        var stored: [String: Record] = [:]
+        var token: SyncToken?
+        var more = true
+        while more {
+            let page = try await reopened.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token)])[0].get()
+            for case .record(let record) in page.records { stored[record.recordName] = record }
+            token = page.syncToken
+            more = page.moreComing
+        }
+        for (name, tag) in acknowledgedNow {
+            let record = try #require(stored[name], "acknowledged record \(name) is missing after the restart")
+            #expect(record.metadata?.changeTag == tag)
+        }
+        // Nothing half-written: every stored record is whole, and batches are all or nothing.
+        for record in stored.values {
+            #expect(record["payload"] != nil)
+        }
+        let batches = Dictionary(grouping: stored.keys) { $0.split(separator: "-").prefix(2).joined(separator: "-") }
+        for (batch, names) in batches { #expect(names.count == 5, "batch \(batch) is partly stored") }
+        // The restarted server takes writes again.
+        _ = try await reopened.modifyRecords(
+            [RecordOperation(.create, Record(recordType: "Entry", recordName: "after", zoneID: zone))], zoneID: zone,
+            atomic: true)
+    }
+
+    /// Runs the executable to completion and returns the last line it printed.
+    static func lastLine(of executable: URL, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "cumulus \(arguments.joined(separator: " ")) failed")
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        return String(try #require(lines.last))
+    }
+}
+
+/// A `cumulus serve` process on a free port.
+final class ServeProcess: Sendable {
+    let process: Process
+    let baseURL: URL
+
+    init(executable: URL, data: URL) throws {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--port", "0", "--data", data.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        // The server logs the address it listens on; read until then.
+        var text = ""
+        let reader = output.fileHandleForReading
+        var port: Int?
+        while port == nil {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let range = text.range(of: #"http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                port = Int(text[range].split(separator: ":").last ?? "")
+            }
+        }
+        guard let port else {
+            process.terminate()
+            throw CloudError(.internalError, reason: "cumulus serve did not say where it listens: \(text)")
+        }
+        // Keep draining the pipe so that the server never blocks on a full one.
+        Thread.detachNewThread {
+            while !reader.availableData.isEmpty {}
+        }
+        self.process = process
+        baseURL = URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    func database(apiToken: String, webAuthToken: String) -> RemoteCloudDatabase {
+        RemoteCloudDatabase(
+            configuration: RemoteCloudDatabase.Configuration(
+                baseURL: baseURL, container: "crash", requestTimeout: .seconds(10)),
+            credentials: .user(apiToken: apiToken, webAuthToken: webAuthToken))
+    }
+
+    /// Kills the server with SIGKILL and waits for it to end.
+    func kill() {
+        guard process.isRunning else { return }
+        #if canImport(Glibc)
+            _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        #else
+            _ = Darwin.kill(process.processIdentifier, SIGKILL)
+        #endif
+        process.waitUntilExit()
+    }
+}
