@@ -6,6 +6,7 @@ enum WireKey {
     case timestamp, userRecordName, deviceID
     case zoneName, ownerRecordName
     case action
+    case serverErrorCode
     case fileChecksum, size, referenceChecksum, wrappingKey, receipt, downloadURL
     case latitude, longitude, horizontalAccuracy, verticalAccuracy, altitude, speed, course
     /// Any other key: its value is skipped.
@@ -52,6 +53,7 @@ enum WireKey {
         case 15:
             if equal(bytes, "recordChangeTag") { return .recordChangeTag }
             if equal(bytes, "ownerRecordName") { return .ownerRecordName }
+            if equal(bytes, "serverErrorCode") { return .serverErrorCode }
         case 16:
             if equal(bytes, "verticalAccuracy") { return .verticalAccuracy }
         case 17:

@@ -12,6 +12,21 @@ import Foundation
 /// 512 limit applies to the values of unknown keys, which are skipped.
 struct WireRecordReader {
     var scanner: JSONScanner
+    /// The types of fields sent without `type`, by record type and field
+    /// name; consulted before the value's JSON shape. `nil` for the shape alone.
+    var fieldTypes: ((String, String) -> FieldType?)?
+    /// Whether a record dictionary with `serverErrorCode` is an error entry:
+    /// ``readRecord(depth:deletion:)`` then sets ``sawErrorEntry`` instead
+    /// of requiring the keys of a record.
+    var detectsErrorEntries = false
+    /// Set when the last record read was an error entry (see ``detectsErrorEntries``).
+    var sawErrorEntry = false
+    /// Whether a record without `recordType` is read with an empty type (the
+    /// record of a delete operation holds only its name).
+    var allowsMissingRecordType = false
+    /// Whether the last record read had a `zoneID` (a record without one
+    /// belongs to the zone its request names).
+    var lastRecordHadZoneID = false
 
     init(_ bytes: UnsafeRawBufferPointer) {
         scanner = JSONScanner(bytes)
@@ -64,6 +79,8 @@ struct WireRecordReader {
         var modified: RecordStamp?
         var zoneID: ZoneID?
         var deleted = false
+        var isErrorEntry = false
+        var fieldContext = FieldContext(recordStart: start)
         if try scanner.enterObject("a record object") {
             repeat {
                 let key = try nextKey { scanner in
@@ -81,12 +98,13 @@ struct WireRecordReader {
                     recordName = try context("recordName") { (r) throws(WireFormatError) in try r.scanner.readString() }
                 case .recordType:
                     recordType = try context("recordType") { (r) throws(WireFormatError) in try r.scanner.readString() }
+                    fieldContext.recordType = recordType
                 case .recordChangeTag:
                     changeTag = try context("recordChangeTag") { (r) throws(WireFormatError) in
                         try r.scanner.skipNull() ? nil : r.scanner.readString()
                     }
                 case .fields:
-                    fields = try readFields(depth: depth + 1)
+                    fields = try readFields(depth: depth + 1, context: &fieldContext)
                 case .created:
                     created = try context("created") { (r) throws(WireFormatError) in
                         try r.scanner.skipNull() ? nil : r.readStamp(depth: depth + 1)
@@ -101,10 +119,18 @@ struct WireRecordReader {
                     }
                 case .deleted:
                     deleted = try context("deleted") { (r) throws(WireFormatError) in try r.scanner.readBool() }
+                case .serverErrorCode:
+                    isErrorEntry = detectsErrorEntries
+                    try scanner.skipValue(depth: depth + 1)
                 default:
                     try scanner.skipValue(depth: depth + 1)
                 }
             } while try scanner.nextMember()
+        }
+        lastRecordHadZoneID = zoneID != nil
+        if isErrorEntry {
+            sawErrorEntry = true
+            return Record(recordType: "", recordName: recordName ?? "")
         }
         guard let recordName else {
             throw scanner.error(.missingKey, at: start, "record has no 'recordName'")
@@ -113,7 +139,7 @@ struct WireRecordReader {
             deletion = Deletion(recordName: recordName, zoneID: zoneID)
             return Record(recordType: "", recordName: recordName)
         }
-        guard let recordType else {
+        guard let recordType = recordType ?? (allowsMissingRecordType ? "" : nil) else {
             throw scanner.error(.missingKey, at: start, "record '\(recordName)' has no 'recordType'")
         }
         let zone = zoneID ?? .defaultZone
@@ -168,6 +194,7 @@ struct WireRecordReader {
             owner = name
         }
         guard scanner.consume("}}") else { return nil }
+        lastRecordHadZoneID = true
         let zone = ZoneID(zoneName: zoneName, ownerRecordName: owner)
         var metadata: RecordMetadata?
         if let changeTag {
@@ -229,9 +256,39 @@ struct WireRecordReader {
 
     // MARK: - Fields
 
+    /// What the fields of a record need to know for a field without `type`:
+    /// the record's type, read or (when it comes after `fields`) looked ahead for.
+    struct FieldContext {
+        /// The offset of the record's opening brace.
+        var recordStart: Int
+        /// The record's type, once known.
+        var recordType: String?
+        /// Whether the record was already searched for its type.
+        var lookedAhead = false
+    }
+
+    /// The record type for a typeless field: as read, else the `recordType`
+    /// member found by skimming the record from its start ("" when absent).
+    mutating func recordType(for context: inout FieldContext) -> String {
+        if let type = context.recordType { return type }
+        if context.lookedAhead { return "" }
+        context.lookedAhead = true
+        var skimmer = scanner
+        skimmer.position = context.recordStart
+        guard (try? skimmer.enterObject("a record object")) == true else { return "" }
+        while let span = try? skimmer.memberKey() {
+            if skimmer.withContents(of: span, { WireKey.match($0) == .recordType }) {
+                context.recordType = try? skimmer.readString()
+                return context.recordType ?? ""
+            }
+            guard (try? skimmer.skipValue(depth: 1)) != nil, (try? skimmer.nextMember()) == true else { break }
+        }
+        return ""
+    }
+
     /// Reads the `fields` object. A name given twice keeps its last value;
     /// a `null` value removes the field.
-    private mutating func readFields(depth: Int) throws(WireFormatError) -> RecordFields {
+    private mutating func readFields(depth: Int, context fieldContext: inout FieldContext) throws(WireFormatError) -> RecordFields {
         if try scanner.skipNull() { return RecordFields() }
         let start = scanner.position
         if let wire = readFieldsAsWireText() { return RecordFields(wire: wire) }
@@ -242,7 +299,7 @@ struct WireRecordReader {
         repeat {
             let name = try scanner.string(scanner.memberKey())
             let value = try context("field '\(name)'") { (r) throws(WireFormatError) in
-                try r.readField(depth: depth + 1)
+                try r.readField(depth: depth + 1, name: name, context: &fieldContext)
             }
             if let value {
                 fields.set(value, forKey: name, seen: &seen)
@@ -456,7 +513,9 @@ struct WireRecordReader {
 
     /// Reads `{"type": …, "value": …}` in either order. A `null` value reads
     /// as `nil`: the field is absent.
-    private mutating func readField(depth: Int) throws(WireFormatError) -> FieldValue? {
+    private mutating func readField(depth: Int, name: String, context: inout FieldContext) throws(WireFormatError)
+        -> FieldValue?
+    {
         // Fast path: the compact form the writer produces, {"type":"T","value":V}.
         let objectStart = scanner.position
         if scanner.consume(#"{"type":""#) {
@@ -476,12 +535,14 @@ struct WireRecordReader {
             // Anything else: read it again the general way.
             scanner.position = objectStart
         }
-        return try readFieldInAnyForm(depth: depth)
+        return try readFieldInAnyForm(depth: depth, name: name, context: &context)
     }
 
     /// Reads `{"type": …, "value": …}` in any order and spacing, with
     /// unknown keys, or with the type missing.
-    private mutating func readFieldInAnyForm(depth: Int) throws(WireFormatError) -> FieldValue? {
+    mutating func readFieldInAnyForm(depth: Int, name: String, context: inout FieldContext) throws(WireFormatError)
+        -> FieldValue?
+    {
         _ = try scanner.peek("a field object {\"type\": …, \"value\": …}")
         let start = scanner.position
         var type: FieldType?
@@ -528,6 +589,8 @@ struct WireRecordReader {
         let resolvedType: FieldType
         if let type {
             resolvedType = type
+        } else if let fieldTypes, let known = fieldTypes(recordType(for: &context), name) {
+            resolvedType = known
         } else if let inferred = try inferType() {
             resolvedType = inferred
         } else {

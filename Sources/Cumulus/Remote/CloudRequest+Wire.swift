@@ -1,0 +1,243 @@
+import CloudCodable
+import Foundation
+
+extension CloudRequest {
+    /// The request's JSON body, or `nil` for the `GET` operations.
+    ///
+    /// A delete operation sends its record's name, type, change tag and zone,
+    /// not its fields. `tokens/create` sends `{}`: the environment is in the
+    /// request's path.
+    ///
+    /// - Throws: ``CloudError`` (`BAD_REQUEST`) for a value JSON cannot hold.
+    public func encodedBody() throws -> [UInt8]? {
+        try withCloudErrors(.badRequest, "the \(operation.rawValue) request cannot be written") {
+            var writer = JSONWriter(capacity: 256)
+            switch self {
+            case .listZones, .listSubscriptions, .currentUser:
+                return nil
+            case .modifyRecords(let operations, let zoneID, let atomic):
+                writer = JSONWriter(capacity: 256 + operations.count * 512)
+                try Self.writeModifyRecords(operations, zoneID: zoneID, atomic: atomic, to: &writer)
+            case .lookupRecords(let recordNames, let zoneID, let desiredKeys):
+                writer.appendRaw(#"{"records":["#)
+                for index in recordNames.indices {
+                    writer.appendRaw(index > 0 ? #",{"recordName":"# : #"{"recordName":"#)
+                    writer.appendString(recordNames[index])
+                    writer.append(byte: UInt8(ascii: "}"))
+                }
+                writer.appendRaw(#"],"zoneID":"#)
+                writer.appendZoneID(zoneID)
+                Self.writeDesiredKeys(desiredKeys, to: &writer)
+                writer.append(byte: UInt8(ascii: "}"))
+            case .queryRecords(let query, let zoneID, let resultsLimit, let marker, let desiredKeys):
+                try Self.writeQuery(query, to: &writer)
+                writer.appendRaw(#","zoneID":"#)
+                writer.appendZoneID(zoneID)
+                if let resultsLimit {
+                    writer.appendRaw(#","resultsLimit":"#)
+                    writer.appendInt(Int64(resultsLimit))
+                }
+                if let marker {
+                    writer.appendRaw(#","continuationMarker":"#)
+                    writer.appendString(marker)
+                }
+                Self.writeDesiredKeys(desiredKeys, to: &writer)
+                writer.append(byte: UInt8(ascii: "}"))
+            case .fetchZoneChanges(let zones):
+                Self.writeZoneChanges(zones, to: &writer)
+            case .fetchDatabaseChanges(let syncToken, let resultsLimit):
+                writer.append(byte: UInt8(ascii: "{"))
+                var first = true
+                if let syncToken {
+                    writer.appendRaw(#""syncToken":"#)
+                    writer.appendString(syncToken.rawValue)
+                    first = false
+                }
+                if let resultsLimit {
+                    writer.appendRaw(first ? #""resultsLimit":"# : #","resultsLimit":"#)
+                    writer.appendInt(Int64(resultsLimit))
+                }
+                writer.append(byte: UInt8(ascii: "}"))
+            case .lookupZones(let zones):
+                writer.appendRaw(#"{"zones":["#)
+                for index in zones.indices {
+                    if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
+                    writer.appendZoneID(zones[index])
+                }
+                writer.appendRaw("]}")
+            case .modifyZones(let operations):
+                Self.writeZoneOperations(operations, to: &writer)
+            case .modifySubscriptions(let operations):
+                Self.writeSubscriptionOperations(operations, to: &writer)
+            case .lookupSubscriptions(let identifiers):
+                writer.appendRaw(#"{"subscriptions":["#)
+                for index in identifiers.indices {
+                    writer.appendRaw(index > 0 ? #",{"subscriptionID":"# : #"{"subscriptionID":"#)
+                    writer.appendString(identifiers[index])
+                    writer.append(byte: UInt8(ascii: "}"))
+                }
+                writer.appendRaw("]}")
+            case .createToken:
+                writer.appendRaw("{}")
+            }
+            return writer.bytes
+        }
+    }
+
+    private static func writeModifyRecords(
+        _ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, to writer: inout JSONWriter
+    ) throws {
+        writer.appendRaw(#"{"operations":["#)
+        for index in operations.indices {
+            let operation = operations[index]
+            writer.appendRaw(index > 0 ? #",{"operationType":"# : #"{"operationType":"#)
+            writer.appendString(operation.type.rawValue)
+            writer.appendRaw(#","record":"#)
+            if operation.type.isDelete {
+                writeDeletedRecord(operation.record, to: &writer)
+            } else {
+                do {
+                    try writer.writeRecord(operation.record)
+                } catch {
+                    throw CloudError(
+                        .badRequest, reason: "record '\(operation.record.recordName)' cannot be written: \(error)",
+                        recordName: operation.record.recordName)
+                }
+            }
+            writeDesiredKeys(operation.desiredKeys, to: &writer)
+            writer.append(byte: UInt8(ascii: "}"))
+        }
+        writer.appendRaw(#"],"zoneID":"#)
+        writer.appendZoneID(zoneID)
+        writer.appendRaw(atomic ? #","atomic":true}"# : #","atomic":false}"#)
+    }
+
+    /// What a delete sends of its record: name, type, change tag and zone.
+    private static func writeDeletedRecord(_ record: Record, to writer: inout JSONWriter) {
+        writer.appendRaw(#"{"recordName":"#)
+        writer.appendString(record.recordName)
+        writer.appendRaw(#","recordType":"#)
+        writer.appendString(record.recordType)
+        if let changeTag = record.changeTag {
+            writer.appendRaw(#","recordChangeTag":"#)
+            writer.appendString(changeTag)
+        }
+        writer.appendRaw(#","zoneID":"#)
+        writer.appendZoneID(record.zoneID)
+        writer.append(byte: UInt8(ascii: "}"))
+    }
+
+    private static func writeDesiredKeys(_ keys: [String]?, to writer: inout JSONWriter) {
+        guard let keys else { return }
+        writer.appendRaw(#","desiredKeys":"#)
+        writer.appendStrings(keys)
+    }
+
+    /// Writes `{"query":{…}` (the caller closes the body).
+    private static func writeQuery(_ query: RecordQuery, to writer: inout JSONWriter) throws {
+        writer.appendRaw(#"{"query":{"recordType":"#)
+        writer.appendString(query.recordType)
+        if !query.filters.isEmpty {
+            writer.appendRaw(#","filterBy":["#)
+            for index in query.filters.indices {
+                let filter = query.filters[index]
+                writer.appendRaw(index > 0 ? #",{"comparator":"# : #"{"comparator":"#)
+                writer.appendString(filter.comparator.rawValue)
+                writer.appendRaw(#","fieldName":"#)
+                writer.appendString(filter.fieldName)
+                writer.appendRaw(#","fieldValue":"#)
+                do {
+                    try writer.appendFieldValue(filter.fieldValue)
+                } catch {
+                    throw CloudError(.badRequest, reason: "the filter on '\(filter.fieldName)' cannot be written: \(error)")
+                }
+                writer.append(byte: UInt8(ascii: "}"))
+            }
+            writer.append(byte: UInt8(ascii: "]"))
+        }
+        if !query.sort.isEmpty {
+            writer.appendRaw(#","sortBy":["#)
+            for index in query.sort.indices {
+                writer.appendRaw(index > 0 ? #",{"fieldName":"# : #"{"fieldName":"#)
+                writer.appendString(query.sort[index].fieldName)
+                writer.appendRaw(query.sort[index].ascending ? #","ascending":true}"# : #","ascending":false}"#)
+            }
+            writer.append(byte: UInt8(ascii: "]"))
+        }
+        writer.append(byte: UInt8(ascii: "}"))
+    }
+
+    private static func writeZoneChanges(_ zones: [ZoneChangesRequest], to writer: inout JSONWriter) {
+        writer.appendRaw(#"{"zones":["#)
+        for index in zones.indices {
+            let zone = zones[index]
+            writer.appendRaw(index > 0 ? #",{"zoneID":"# : #"{"zoneID":"#)
+            writer.appendZoneID(zone.zoneID)
+            if let syncToken = zone.syncToken {
+                writer.appendRaw(#","syncToken":"#)
+                writer.appendString(syncToken.rawValue)
+            }
+            if let resultsLimit = zone.resultsLimit {
+                writer.appendRaw(#","resultsLimit":"#)
+                writer.appendInt(Int64(resultsLimit))
+            }
+            writeDesiredKeys(zone.desiredKeys, to: &writer)
+            if let types = zone.desiredRecordTypes {
+                writer.appendRaw(#","desiredRecordTypes":"#)
+                writer.appendStrings(types)
+            }
+            writer.append(byte: UInt8(ascii: "}"))
+        }
+        writer.appendRaw("]}")
+    }
+
+    private static func writeZoneOperations(_ operations: [ZoneOperation], to writer: inout JSONWriter) {
+        writer.appendRaw(#"{"operations":["#)
+        for index in operations.indices {
+            if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
+            let zoneID: ZoneID
+            switch operations[index] {
+            case .create(let zone):
+                writer.appendRaw(#"{"operationType":"create","zone":{"zoneID":"#)
+                zoneID = zone
+            case .delete(let zone):
+                writer.appendRaw(#"{"operationType":"delete","zone":{"zoneID":"#)
+                zoneID = zone
+            }
+            writer.appendZoneID(zoneID)
+            writer.appendRaw("}}")
+        }
+        writer.appendRaw("]}")
+    }
+
+    private static func writeSubscriptionOperations(
+        _ operations: [SubscriptionOperation], to writer: inout JSONWriter
+    ) {
+        writer.appendRaw(#"{"operations":["#)
+        for index in operations.indices {
+            if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
+            switch operations[index] {
+            case .save(let subscription):
+                writer.appendRaw(#"{"operationType":"create","subscription":"#)
+                writer.appendSubscription(subscription)
+            case .delete(let identifier):
+                writer.appendRaw(#"{"operationType":"delete","subscription":{"subscriptionID":"#)
+                writer.appendString(identifier)
+                writer.append(byte: UInt8(ascii: "}"))
+            }
+            writer.append(byte: UInt8(ascii: "}"))
+        }
+        writer.appendRaw("]}")
+    }
+}
+
+extension JSONWriter {
+    /// Appends `{"subscriptionID":…,"subscriptionType":"zone","zoneID":…}`.
+    mutating func appendSubscription(_ subscription: Subscription) {
+        appendRaw(#"{"subscriptionID":"#)
+        appendString(subscription.subscriptionID)
+        appendRaw(#","subscriptionType":"zone","zoneID":"#)
+        appendZoneID(subscription.zoneID)
+        append(byte: UInt8(ascii: "}"))
+    }
+}

@@ -1,0 +1,500 @@
+import CloudCodable
+import Foundation
+
+extension CloudRequest {
+    /// Reads the body of a request for `operation`, as the server does.
+    ///
+    /// Members may come in any order; unknown members are ignored; integers
+    /// may be strings (`numbersAsStrings`). A missing `zoneID` is the default
+    /// zone, a missing `atomic` is `true`, and a record without a `zoneID`
+    /// belongs to the request's zone. The `GET` operations accept an empty
+    /// body or any object.
+    ///
+    /// - Parameter fieldTypes: The types of fields sent without `type`; when
+    ///   it gives none, the value's JSON shape decides.
+    /// - Throws: ``CloudError`` (`BAD_REQUEST`, with a reason that says what
+    ///   and where) for a body that is not a valid request.
+    public static func decode(_ operation: CloudOperation, body: [UInt8], fieldTypes: FieldTypeLookup? = nil)
+        throws -> CloudRequest
+    {
+        try withCloudErrors(.badRequest, "the \(operation.rawValue) request is not valid") {
+            try WireBodyReader.read(body, fieldTypes: fieldTypes) { reader in
+                let request = try read(operation, &reader)
+                try reader.expectEnd()
+                return request
+            }
+        }
+    }
+
+    private static func read(_ operation: CloudOperation, _ reader: inout WireBodyReader) throws -> CloudRequest {
+        switch operation {
+        case .listZones, .listSubscriptions, .currentUser, .createToken:
+            return try readBodyless(operation, &reader)
+        case .modifyRecords: return try readModifyRecords(&reader)
+        case .lookupRecords: return try readLookupRecords(&reader)
+        case .queryRecords: return try readQuery(&reader)
+        case .fetchZoneChanges: return try readZoneChanges(&reader)
+        case .fetchDatabaseChanges:
+            var syncToken: SyncToken?
+            var resultsLimit: Int?
+            try reader.readObject("the request") { reader, key in
+                switch key {
+                case "syncToken": syncToken = try reader.readOptionalString("syncToken, a string").map(SyncToken.init)
+                case "resultsLimit": resultsLimit = try reader.skipNull() ? nil : reader.readCount("resultsLimit")
+                default: try reader.skipValue()
+                }
+            }
+            return .fetchDatabaseChanges(syncToken: syncToken, resultsLimit: resultsLimit)
+        case .lookupZones:
+            var zones: [ZoneID]?
+            try reader.readObject("the request") { reader, key in
+                guard key == "zones" else { return try reader.skipValue() }
+                var list: [ZoneID] = []
+                try reader.readArray("'zones'") { reader in list.append(try reader.readZoneID("a zone of 'zones'")) }
+                zones = list
+            }
+            guard let zones else { throw reader.missing("zones", in: "the request", at: 0) }
+            return .lookupZones(zones)
+        case .modifyZones: return try readZoneOperations(&reader)
+        case .modifySubscriptions: return try readSubscriptionOperations(&reader)
+        case .lookupSubscriptions:
+            var identifiers: [String]?
+            try reader.readObject("the request") { reader, key in
+                guard key == "subscriptions" else { return try reader.skipValue() }
+                var list: [String] = []
+                try reader.readArray("'subscriptions'") { reader in
+                    let start = reader.position
+                    var identifier: String?
+                    try reader.readObject("a subscription") { reader, key in
+                        guard key == "subscriptionID" else { return try reader.skipValue() }
+                        identifier = try reader.readString("subscriptionID, a string")
+                    }
+                    guard let identifier else { throw reader.missing("subscriptionID", in: "a subscription", at: start) }
+                    list.append(identifier)
+                }
+                identifiers = list
+            }
+            guard let identifiers else { throw reader.missing("subscriptions", in: "the request", at: 0) }
+            return .lookupSubscriptions(identifiers)
+        }
+    }
+
+    /// The `GET` operations and `tokens/create`: an empty body or an object
+    /// (whose `apnsEnvironment`, when present, must be an environment).
+    private static func readBodyless(_ operation: CloudOperation, _ reader: inout WireBodyReader) throws
+        -> CloudRequest
+    {
+        if !reader.isBlank {
+            try reader.readObject("the request") { reader, key in
+                guard operation == .createToken, key == "apnsEnvironment" else { return try reader.skipValue() }
+                let start = reader.position
+                let name = try reader.readString("apnsEnvironment, a string")
+                guard CloudEnvironment(rawValue: name) != nil else {
+                    throw reader.error("unknown apnsEnvironment '\(name)' (development or production)", at: start)
+                }
+            }
+        }
+        switch operation {
+        case .listZones: return .listZones
+        case .listSubscriptions: return .listSubscriptions
+        case .currentUser: return .currentUser
+        default: return .createToken
+        }
+    }
+
+    // MARK: - Records
+
+    private static func readModifyRecords(_ reader: inout WireBodyReader) throws -> CloudRequest {
+        var operations: [RecordOperation]?
+        var hasZone: [Bool] = []
+        var zoneID = ZoneID.defaultZone
+        var atomic = true
+        var desiredKeys: [String]?
+        try reader.readObject("the request") { reader, key in
+            switch key {
+            case "operations":
+                var list: [RecordOperation] = []
+                try reader.readArray("'operations'") { reader in
+                    let (operation, hasZoneID) = try readRecordOperation(&reader, index: list.count)
+                    list.append(operation)
+                    hasZone.append(hasZoneID)
+                }
+                operations = list
+            case "zoneID": zoneID = try reader.skipNull() ? .defaultZone : reader.readZoneID()
+            case "atomic": atomic = try reader.skipNull() ? true : reader.readBool()
+            case "desiredKeys": desiredKeys = try reader.readOptionalStrings("desiredKeys")
+            default: try reader.skipValue()
+            }
+        }
+        guard var operations else { throw reader.missing("operations", in: "the request", at: 0) }
+        for index in operations.indices {
+            if !hasZone[index] { operations[index].record.moveToZone(zoneID) }
+            if operations[index].desiredKeys == nil { operations[index].desiredKeys = desiredKeys }
+        }
+        return .modifyRecords(operations: operations, zoneID: zoneID, atomic: atomic)
+    }
+
+    /// Reads one operation; the record is read once the operation type is
+    /// known (a delete's record may lack its type), later if it comes first.
+    private static func readRecordOperation(_ reader: inout WireBodyReader, index: Int) throws -> (
+        RecordOperation, Bool
+    ) {
+        let what = "operation \(index)"
+        let start = reader.position
+        var type: RecordOperationType?
+        var record: (Record, Bool)?
+        var recordOffset: Int?
+        var desiredKeys: [String]?
+        try reader.readObject(what) { reader, key in
+            switch key {
+            case "operationType":
+                let at = reader.position
+                let name = try reader.readString("operationType, a string")
+                guard let known = RecordOperationType(rawValue: name) else {
+                    throw reader.error(
+                        "\(what): unknown operationType '\(name)' (\(RecordOperationType.allCases.map(\.rawValue).joined(separator: ", ")))",
+                        at: at)
+                }
+                type = known
+            case "record":
+                if let type {
+                    record = try readOperationRecord(&reader, type, what)
+                } else {
+                    _ = try reader.peek()
+                    recordOffset = reader.position
+                    try reader.skipValue()
+                }
+            case "desiredKeys": desiredKeys = try reader.readOptionalStrings("desiredKeys")
+            default: try reader.skipValue()
+            }
+        }
+        guard let type else { throw reader.missing("operationType", in: what, at: start) }
+        if record == nil, let recordOffset {
+            let end = reader.position
+            reader.seek(to: recordOffset)
+            record = try readOperationRecord(&reader, type, what)
+            reader.seek(to: end)
+        }
+        guard let (found, hasZoneID) = record else { throw reader.missing("record", in: what, at: start) }
+        return (RecordOperation(type, found, desiredKeys: desiredKeys), hasZoneID)
+    }
+
+    private static func readOperationRecord(_ reader: inout WireBodyReader, _ type: RecordOperationType, _ what: String)
+        throws -> (Record, Bool)
+    {
+        let start = reader.position
+        switch try reader.readRecord(allowingMissingType: type.isDelete) {
+        case .record(let record, let hasZoneID):
+            return (record, hasZoneID)
+        case .deleted, .failure:
+            throw reader.error("\(what): the record of a \(type.rawValue) operation is a deleted record's entry", at: start)
+        }
+    }
+
+    private static func readLookupRecords(_ reader: inout WireBodyReader) throws -> CloudRequest {
+        var names: [String]?
+        var zoneID = ZoneID.defaultZone
+        var desiredKeys: [String]?
+        try reader.readObject("the request") { reader, key in
+            switch key {
+            case "records":
+                var list: [String] = []
+                try reader.readArray("'records'") { reader in
+                    let start = reader.position
+                    var name: String?
+                    try reader.readObject("record \(list.count)") { reader, key in
+                        guard key == "recordName" else { return try reader.skipValue() }
+                        name = try reader.readString("recordName, a string")
+                    }
+                    guard let name else { throw reader.missing("recordName", in: "record \(list.count)", at: start) }
+                    list.append(name)
+                }
+                names = list
+            case "zoneID": zoneID = try reader.skipNull() ? .defaultZone : reader.readZoneID()
+            case "desiredKeys": desiredKeys = try reader.readOptionalStrings("desiredKeys")
+            default: try reader.skipValue()
+            }
+        }
+        guard let names else { throw reader.missing("records", in: "the request", at: 0) }
+        return .lookupRecords(recordNames: names, zoneID: zoneID, desiredKeys: desiredKeys)
+    }
+
+    // MARK: - Queries
+
+    private static func readQuery(_ reader: inout WireBodyReader) throws -> CloudRequest {
+        var query: RecordQuery?
+        var zoneID = ZoneID.defaultZone
+        var resultsLimit: Int?
+        var marker: String?
+        var desiredKeys: [String]?
+        try reader.readObject("the request") { reader, key in
+            switch key {
+            case "query": query = try readRecordQuery(&reader)
+            case "zoneID": zoneID = try reader.skipNull() ? .defaultZone : reader.readZoneID()
+            case "resultsLimit": resultsLimit = try reader.skipNull() ? nil : reader.readCount("resultsLimit")
+            case "continuationMarker": marker = try reader.readOptionalString("continuationMarker, a string")
+            case "desiredKeys": desiredKeys = try reader.readOptionalStrings("desiredKeys")
+            default: try reader.skipValue()
+            }
+        }
+        guard let query else { throw reader.missing("query", in: "the request", at: 0) }
+        return .queryRecords(
+            query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: marker, desiredKeys: desiredKeys)
+    }
+
+    /// A filter as read, its value read once the query's record type is known.
+    private struct PendingFilter {
+        var comparator: QueryComparator
+        var fieldName: String
+        var valueOffset: Int
+    }
+
+    private static func readRecordQuery(_ reader: inout WireBodyReader) throws -> RecordQuery {
+        let start = reader.position
+        var recordType: String?
+        var pending: [PendingFilter] = []
+        var sort: [QuerySort] = []
+        try reader.readObject("'query'") { reader, key in
+            switch key {
+            case "recordType": recordType = try reader.readString("recordType, a string")
+            case "filterBy":
+                if try reader.skipNull() { return }
+                try reader.readArray("'filterBy'") { reader in pending.append(try readFilter(&reader, pending.count)) }
+            case "sortBy":
+                if try reader.skipNull() { return }
+                try reader.readArray("'sortBy'") { reader in
+                    let at = reader.position
+                    var name: String?
+                    var ascending = true
+                    try reader.readObject("sort \(sort.count)") { reader, key in
+                        switch key {
+                        case "fieldName": name = try reader.readString("fieldName, a string")
+                        case "ascending": ascending = try reader.skipNull() ? true : reader.readBool()
+                        default: try reader.skipValue()
+                        }
+                    }
+                    guard let name else { throw reader.missing("fieldName", in: "sort \(sort.count)", at: at) }
+                    sort.append(QuerySort(name, ascending: ascending))
+                }
+            default: try reader.skipValue()
+            }
+        }
+        guard let recordType else { throw reader.missing("recordType", in: "'query'", at: start) }
+        let end = reader.position
+        var filters: [QueryFilter] = []
+        for filter in pending {
+            reader.seek(to: filter.valueOffset)
+            guard let value = try reader.readFieldValue(recordType: recordType, fieldName: filter.fieldName) else {
+                throw reader.error("the filter on '\(filter.fieldName)' has a null value", at: filter.valueOffset)
+            }
+            filters.append(QueryFilter(filter.fieldName, filter.comparator, value))
+        }
+        reader.seek(to: end)
+        return RecordQuery(recordType: recordType, filters: filters, sort: sort)
+    }
+
+    private static func readFilter(_ reader: inout WireBodyReader, _ index: Int) throws -> PendingFilter {
+        let what = "filter \(index)"
+        let start = reader.position
+        var comparator: QueryComparator?
+        var fieldName: String?
+        var valueOffset: Int?
+        try reader.readObject(what) { reader, key in
+            switch key {
+            case "comparator":
+                let at = reader.position
+                let name = try reader.readString("comparator, a string")
+                guard let known = QueryComparator(rawValue: name) else {
+                    let supported = QueryComparator.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw reader.error("\(what): unknown comparator '\(name)' (supported: \(supported))", at: at)
+                }
+                comparator = known
+            case "fieldName": fieldName = try reader.readString("fieldName, a string")
+            case "fieldValue":
+                _ = try reader.peek()
+                valueOffset = reader.position
+                try reader.skipValue()
+            default: try reader.skipValue()
+            }
+        }
+        guard let comparator else { throw reader.missing("comparator", in: what, at: start) }
+        guard let fieldName else { throw reader.missing("fieldName", in: what, at: start) }
+        guard let valueOffset else { throw reader.missing("fieldValue", in: what, at: start) }
+        return PendingFilter(comparator: comparator, fieldName: fieldName, valueOffset: valueOffset)
+    }
+
+    // MARK: - Zones and subscriptions
+
+    private static func readZoneChanges(_ reader: inout WireBodyReader) throws -> CloudRequest {
+        var zones: [ZoneChangesRequest]?
+        var defaultLimit: Int?
+        try reader.readObject("the request") { reader, key in
+            switch key {
+            case "zones":
+                var list: [ZoneChangesRequest] = []
+                try reader.readArray("'zones'") { reader in list.append(try readZoneChangesRequest(&reader, list.count)) }
+                zones = list
+            case "resultsLimit": defaultLimit = try reader.skipNull() ? nil : reader.readCount("resultsLimit")
+            default: try reader.skipValue()
+            }
+        }
+        guard var zones else { throw reader.missing("zones", in: "the request", at: 0) }
+        for index in zones.indices where zones[index].resultsLimit == nil {
+            zones[index].resultsLimit = defaultLimit
+        }
+        return .fetchZoneChanges(zones)
+    }
+
+    private static func readZoneChangesRequest(_ reader: inout WireBodyReader, _ index: Int) throws
+        -> ZoneChangesRequest
+    {
+        let what = "zone \(index)"
+        let start = reader.position
+        var zoneID: ZoneID?
+        var request = ZoneChangesRequest(zoneID: .defaultZone)
+        try reader.readObject(what) { reader, key in
+            switch key {
+            case "zoneID": zoneID = try reader.readZoneID()
+            case "syncToken": request.syncToken = try reader.readOptionalString("syncToken, a string").map(SyncToken.init)
+            case "resultsLimit": request.resultsLimit = try reader.skipNull() ? nil : reader.readCount("resultsLimit")
+            case "desiredKeys": request.desiredKeys = try reader.readOptionalStrings("desiredKeys")
+            case "desiredRecordTypes": request.desiredRecordTypes = try reader.readOptionalStrings("desiredRecordTypes")
+            default: try reader.skipValue()
+            }
+        }
+        guard let zoneID else { throw reader.missing("zoneID", in: what, at: start) }
+        request.zoneID = zoneID
+        return request
+    }
+
+    private static func readZoneOperations(_ reader: inout WireBodyReader) throws -> CloudRequest {
+        var operations: [ZoneOperation]?
+        try reader.readObject("the request") { reader, key in
+            guard key == "operations" else { return try reader.skipValue() }
+            var list: [ZoneOperation] = []
+            try reader.readArray("'operations'") { reader in
+                let what = "operation \(list.count)"
+                let start = reader.position
+                var type: String?
+                var typeOffset = start
+                var zoneID: ZoneID?
+                try reader.readObject(what) { reader, key in
+                    switch key {
+                    case "operationType":
+                        typeOffset = reader.position
+                        type = try reader.readString("operationType, a string")
+                    case "zone":
+                        let at = reader.position
+                        try reader.readObject("'zone'") { reader, key in
+                            guard key == "zoneID" else { return try reader.skipValue() }
+                            zoneID = try reader.readZoneID()
+                        }
+                        if zoneID == nil { throw reader.missing("zoneID", in: "'zone' of \(what)", at: at) }
+                    default: try reader.skipValue()
+                    }
+                }
+                guard let type else { throw reader.missing("operationType", in: what, at: start) }
+                guard let zoneID else { throw reader.missing("zone", in: what, at: start) }
+                switch type {
+                case "create": list.append(.create(zoneID))
+                case "delete": list.append(.delete(zoneID))
+                default:
+                    throw reader.error("\(what): unknown operationType '\(type)' (create or delete)", at: typeOffset)
+                }
+            }
+            operations = list
+        }
+        guard let operations else { throw reader.missing("operations", in: "the request", at: 0) }
+        return .modifyZones(operations)
+    }
+
+    private static func readSubscriptionOperations(_ reader: inout WireBodyReader) throws -> CloudRequest {
+        var operations: [SubscriptionOperation]?
+        try reader.readObject("the request") { reader, key in
+            guard key == "operations" else { return try reader.skipValue() }
+            var list: [SubscriptionOperation] = []
+            try reader.readArray("'operations'") { reader in
+                list.append(try readSubscriptionOperation(&reader, "operation \(list.count)"))
+            }
+            operations = list
+        }
+        guard let operations else { throw reader.missing("operations", in: "the request", at: 0) }
+        return .modifySubscriptions(operations)
+    }
+
+    private static func readSubscriptionOperation(_ reader: inout WireBodyReader, _ what: String) throws
+        -> SubscriptionOperation
+    {
+        let start = reader.position
+        var type: String?
+        var typeOffset = start
+        var subscription: WireSubscription?
+        try reader.readObject(what) { reader, key in
+            switch key {
+            case "operationType":
+                typeOffset = reader.position
+                type = try reader.readString("operationType, a string")
+            case "subscription": subscription = try WireSubscription.read(&reader, "'subscription' of \(what)")
+            default: try reader.skipValue()
+            }
+        }
+        guard let type else { throw reader.missing("operationType", in: what, at: start) }
+        guard let subscription else { throw reader.missing("subscription", in: what, at: start) }
+        switch type {
+        case "create", "update":
+            return .save(try subscription.subscription(&reader, what))
+        case "delete":
+            return .delete(subscription.identifier)
+        default:
+            throw reader.error("\(what): unknown operationType '\(type)' (create, update or delete)", at: typeOffset)
+        }
+    }
+}
+
+/// A subscription dictionary as read, before it is known to be complete.
+struct WireSubscription {
+    var identifier: String
+    var type: String?
+    var zoneID: ZoneID?
+    var deleted = false
+    var errorMembers = WireErrorMembers()
+    /// Where the dictionary starts, for errors.
+    var offset: Int
+
+    /// Reads `{"subscriptionID":…,"subscriptionType":…,"zoneID":…}`, and the
+    /// `deleted` and error members of a result.
+    static func read(_ reader: inout WireBodyReader, _ what: String) throws -> WireSubscription {
+        let start = reader.position
+        var identifier: String?
+        var result = WireSubscription(identifier: "", offset: start)
+        try reader.readObject(what) { reader, key in
+            switch key {
+            case "subscriptionID": identifier = try reader.readString("subscriptionID, a string")
+            case "subscriptionType": result.type = try reader.readOptionalString("subscriptionType, a string")
+            case "zoneID": result.zoneID = try reader.skipNull() ? nil : reader.readZoneID()
+            case "deleted": result.deleted = try reader.readBool()
+            default: if try !result.errorMembers.read(key, &reader) { try reader.skipValue() }
+            }
+        }
+        guard let identifier else { throw reader.missing("subscriptionID", in: what, at: start) }
+        result.identifier = identifier
+        return result
+    }
+
+    /// The zone subscription this dictionary describes.
+    func subscription(_ reader: inout WireBodyReader, _ what: String) throws -> Subscription {
+        if let type, type != "zone" {
+            throw reader.error("\(what): subscriptionType '\(type)' is not supported (only 'zone')", at: offset)
+        }
+        guard let zoneID else { throw reader.missing("zoneID", in: "the subscription of \(what)", at: offset) }
+        return Subscription(subscriptionID: identifier, zoneID: zoneID)
+    }
+}
+
+extension Record {
+    /// Moves a record read without a `zoneID` into the zone of its request.
+    mutating func moveToZone(_ zone: ZoneID) {
+        zoneID = zone
+        metadata?.zoneID = zone
+    }
+}

@@ -1,0 +1,88 @@
+import CloudCodable
+import Foundation
+
+extension NotificationBatch {
+    /// The batch's JSON body:
+    /// `{"notifications":[{"type":"zone","zoneID":…,"subscriptionID":…}, {"type":"database"}, {"type":"account"}],"cursor":…}`.
+    public func encodedBody() -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + notifications.count * 96)
+        writer.appendRaw(#"{"notifications":["#)
+        for index in notifications.indices {
+            if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
+            switch notifications[index] {
+            case .zoneChanged(let zoneID, let subscriptionID):
+                writer.appendRaw(#"{"type":"zone","zoneID":"#)
+                writer.appendZoneID(zoneID)
+                if let subscriptionID {
+                    writer.appendRaw(#","subscriptionID":"#)
+                    writer.appendString(subscriptionID)
+                }
+                writer.append(byte: UInt8(ascii: "}"))
+            case .databaseChanged:
+                writer.appendRaw(#"{"type":"database"}"#)
+            case .accountChanged:
+                writer.appendRaw(#"{"type":"account"}"#)
+            }
+        }
+        writer.appendRaw(#"],"cursor":"#)
+        writer.appendString(cursor)
+        writer.append(byte: UInt8(ascii: "}"))
+        return writer.bytes
+    }
+
+    /// Reads a batch. Notifications of a type this version does not know
+    /// are left out, so that a newer server does not stop an older client's poll.
+    ///
+    /// - Throws: ``CloudError`` (`INTERNAL_ERROR`) for a body that is not a valid batch.
+    public static func decode(body: [UInt8]) throws -> NotificationBatch {
+        try withCloudErrors(.internalError, "the notification batch is not valid") {
+            try WireBodyReader.read(body) { reader in
+                var notifications: [CloudNotification]?
+                var cursor: String?
+                try reader.readObject("the batch") { reader, key in
+                    switch key {
+                    case "notifications":
+                        var list: [CloudNotification] = []
+                        var index = 0
+                        try reader.readArray("'notifications'") { reader in
+                            if let notification = try readNotification(&reader, index) { list.append(notification) }
+                            index += 1
+                        }
+                        notifications = list
+                    case "cursor": cursor = try reader.readString("cursor, a string")
+                    default: try reader.skipValue()
+                    }
+                }
+                try reader.expectEnd()
+                guard let notifications else { throw reader.missing("notifications", in: "the batch", at: 0) }
+                guard let cursor else { throw reader.missing("cursor", in: "the batch", at: 0) }
+                return NotificationBatch(notifications: notifications, cursor: cursor)
+            }
+        }
+    }
+
+    private static func readNotification(_ reader: inout WireBodyReader, _ index: Int) throws -> CloudNotification? {
+        let what = "notification \(index)"
+        let start = reader.position
+        var type: String?
+        var zoneID: ZoneID?
+        var subscriptionID: String?
+        try reader.readObject(what) { reader, key in
+            switch key {
+            case "type": type = try reader.readString("type, a string")
+            case "zoneID": zoneID = try reader.skipNull() ? nil : reader.readZoneID()
+            case "subscriptionID": subscriptionID = try reader.readOptionalString("subscriptionID, a string")
+            default: try reader.skipValue()
+            }
+        }
+        switch type {
+        case "zone":
+            guard let zoneID else { throw reader.missing("zoneID", in: what, at: start) }
+            return .zoneChanged(zoneID, subscriptionID: subscriptionID)
+        case "database": return .databaseChanged
+        case "account": return .accountChanged
+        case nil: throw reader.missing("type", in: what, at: start)
+        default: return nil
+        }
+    }
+}
