@@ -1,0 +1,215 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An HTTP request of the wire protocol, as ``RemoteCloudDatabase`` hands it
+/// to its ``CloudTransport``.
+///
+/// Its URL may carry credentials in the query, so its description shows the
+/// method and the path only.
+public struct CloudHTTPRequest: Sendable, Hashable, CustomStringConvertible {
+    /// `GET` or `POST`.
+    public var method: String
+    /// The full URL, query included.
+    public var url: URL
+    /// The header fields, by name.
+    public var headers: [String: String]
+    /// The body, or `nil` for none.
+    public var body: [UInt8]?
+    /// How long to wait for the answer before giving up with a network failure.
+    public var timeout: Duration
+
+    /// Creates a request.
+    public init(
+        method: String, url: URL, headers: [String: String] = [:], body: [UInt8]? = nil,
+        timeout: Duration = .seconds(60)
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+
+    /// The method and the URL's path: never the query, which may hold tokens.
+    public var description: String { "\(method) \(url.path)" }
+}
+
+/// An HTTP answer, whatever its status.
+public struct CloudHTTPResponse: Sendable, Hashable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The header fields, by name as the server wrote it.
+    public var headers: [String: String]
+    /// The body; empty for none.
+    public var body: [UInt8]
+
+    /// Creates an answer.
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The value of the header `name`, compared without regard to case as HTTP does.
+    public func header(_ name: String) -> String? {
+        if let value = headers[name] { return value }
+        let lowered = name.lowercased()
+        return headers.first { $0.key.lowercased() == lowered }?.value
+    }
+}
+
+/// Sends HTTP requests for ``RemoteCloudDatabase``: ``URLSessionTransport``
+/// in apps, a fake in tests, or an in-process server.
+///
+/// A transport answers every response the server sends, errors included;
+/// it throws only when no answer came back, preferably a ``CloudError``
+/// with code ``CloudError/Code/networkFailure``. It must honour task
+/// cancellation.
+public protocol CloudTransport: Sendable {
+    /// Sends `request` and returns the server's answer.
+    func send(_ request: CloudHTTPRequest) async throws -> CloudHTTPResponse
+}
+
+/// A ``CloudTransport`` over `URLSession`.
+///
+/// It uses an ephemeral session of its own by default, so that no cookie,
+/// cache or credential of the request outlives it. Every `URLError` becomes
+/// a ``CloudError`` with code ``CloudError/Code/networkFailure``, whose
+/// reason names the error code only (the URL may hold tokens).
+public struct URLSessionTransport: CloudTransport {
+    private let owner: SessionOwner
+
+    /// Creates a transport on a new session with `configuration`
+    /// (ephemeral when omitted).
+    public init(configuration: URLSessionConfiguration? = nil) {
+        let configuration = configuration ?? .ephemeral
+        owner = SessionOwner(session: URLSession(configuration: configuration), invalidates: true)
+    }
+
+    /// Creates a transport on an existing session, which the caller keeps
+    /// and invalidates.
+    public init(session: URLSession) {
+        owner = SessionOwner(session: session, invalidates: false)
+    }
+
+    /// Sends `request`; cancelling the calling task cancels the request.
+    public func send(_ request: CloudHTTPRequest) async throws -> CloudHTTPResponse {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.timeoutInterval = max(0.001, request.timeout.seconds)
+        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        if let body = request.body { urlRequest.httpBody = Data(body) }
+        let task = TaskBox()
+        return try await withTaskCancellationHandler {
+            try Task.checkCancellation()
+            return try await withCheckedThrowingContinuation { continuation in
+                let dataTask = owner.session.dataTask(with: urlRequest) { data, response, error in
+                    continuation.resume(with: Self.result(data: data, response: response, error: error))
+                }
+                // Cancelled before it started: the data task never runs.
+                if !task.start(dataTask) { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// The answer or the error of a finished data task.
+    private static func result(data: Data?, response: URLResponse?, error: (any Error)?) -> Result<
+        CloudHTTPResponse, any Error
+    > {
+        if let error {
+            if let urlError = error as? URLError {
+                if urlError.code == .cancelled { return .failure(CancellationError()) }
+                return .failure(networkFailure(for: urlError))
+            }
+            return .failure(
+                CloudError(.networkFailure, reason: "the request failed (\(type(of: error)))", retryAfter: nil))
+        }
+        guard let http = response as? HTTPURLResponse else {
+            return .failure(CloudError(.networkFailure, reason: "the answer was not an HTTP response"))
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            headers[String(describing: name)] = String(describing: value)
+        }
+        return .success(
+            CloudHTTPResponse(status: http.statusCode, headers: headers, body: data.map { Array($0) } ?? []))
+    }
+
+    /// The network failure a `URLError` stands for, with a reason built from
+    /// its code alone: its description and user info may hold the URL.
+    public static func networkFailure(for error: URLError) -> CloudError {
+        let what: String
+        switch error.code {
+        case .timedOut: what = "the request timed out"
+        case .cannotConnectToHost: what = "the server refused the connection"
+        case .networkConnectionLost: what = "the connection was lost"
+        case .notConnectedToInternet: what = "the device is offline"
+        case .cannotFindHost, .dnsLookupFailed: what = "the server's name could not be resolved"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            what = "the secure connection failed"
+        case .badServerResponse: what = "the server's answer was malformed"
+        default: what = "the request failed"
+        }
+        return CloudError(.networkFailure, reason: "\(what) (URLError \(error.code.rawValue))")
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    fileprivate var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// Holds the session, and invalidates it when the last copy of the
+/// transport goes away if the transport created it.
+private final class SessionOwner: Sendable {
+    let session: URLSession
+    let invalidates: Bool
+
+    init(session: URLSession, invalidates: Bool) {
+        self.session = session
+        self.invalidates = invalidates
+    }
+
+    deinit {
+        // A session keeps itself alive until invalidated; only ours is ours to end.
+        if invalidates { session.finishTasksAndInvalidate() }
+    }
+}
+
+/// The data task of one request, which cancellation may reach before it exists.
+private final class TaskBox: @unchecked Sendable {
+    // Safety: `task` and `cancelled` are touched only while `lock` is held.
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    /// Starts `task`, or returns `false` without starting it when the
+    /// request was already cancelled.
+    func start(_ task: URLSessionDataTask) -> Bool {
+        lock.lock()
+        self.task = task
+        let cancelled = cancelled
+        lock.unlock()
+        guard !cancelled else { return false }
+        task.resume()
+        return true
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let task = task
+        lock.unlock()
+        task?.cancel()
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+extension RemoteCloudDatabase {
+    /// Where the database is and how the client talks to it.
+    ///
+    /// ```swift
+    /// let configuration = RemoteCloudDatabase.Configuration(
+    ///     baseURL: URL(string: "https://cloud.example.com")!,
+    ///     container: "iCloud.com.example.notes", environment: .production, scope: .private)
+    /// ```
+    public struct Configuration: Sendable {
+        /// The server's address: scheme, host, port and an optional path
+        /// prefix, before `/database/1/…`.
+        public var baseURL: URL
+        /// The container's identifier, e.g. `iCloud.com.example.notes`.
+        public var container: String
+        /// The container's environment.
+        public var environment: CloudEnvironment
+        /// Which of the container's databases this is.
+        public var scope: DatabaseScope
+        /// How long a request waits for its answer before failing with
+        /// ``CloudError/Code/networkFailure``.
+        public var requestTimeout: Duration
+        /// How long the server may hold a notification poll open (the
+        /// `timeout` query parameter, in whole seconds); the poll's own
+        /// request timeout is this plus ``requestTimeout``.
+        public var notificationPollTimeout: Duration
+        /// The waits between reconnections of a failing notification channel;
+        /// its attempt limit is ignored, as the channel retries for as long as
+        /// it is read.
+        public var notificationBackoff: RetryPolicy
+        /// The clock the notification channel waits on.
+        public var clock: any Clock<Duration>
+        /// The current date, for the date header of signed requests.
+        public var currentDate: @Sendable () -> Date
+
+        /// Creates a configuration.
+        ///
+        /// The notification backoff starts at half a second and is capped
+        /// at 30 seconds.
+        public init(
+            baseURL: URL, container: String, environment: CloudEnvironment = .development,
+            scope: DatabaseScope = .private, requestTimeout: Duration = .seconds(60),
+            notificationPollTimeout: Duration = .seconds(25),
+            notificationBackoff: RetryPolicy = RetryPolicy(
+                initialDelay: .milliseconds(500), maximumDelay: .seconds(30), jitter: 0.2),
+            clock: any Clock<Duration> = ContinuousClock(), currentDate: @escaping @Sendable () -> Date = { Date() }
+        ) {
+            self.baseURL = baseURL
+            self.container = container
+            self.environment = environment
+            self.scope = scope
+            self.requestTimeout = requestTimeout
+            self.notificationPollTimeout = notificationPollTimeout
+            self.notificationBackoff = notificationBackoff
+            self.clock = clock
+            self.currentDate = currentDate
+        }
+    }
+}

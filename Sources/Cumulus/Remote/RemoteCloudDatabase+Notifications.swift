@@ -1,0 +1,263 @@
+import Foundation
+
+extension RemoteCloudDatabase {
+    /// A new stream of the server's notifications for this database.
+    ///
+    /// Each stream has a channel of its own: `tokens/create`, then long
+    /// polls of the token's URL, each answer's notifications yielded in
+    /// order. A failed poll is retried after a jittered, growing wait
+    /// (``Configuration/notificationBackoff``) from where it left off; a
+    /// channel the server no longer knows (`NOT_FOUND`) is created anew,
+    /// and the stream then yields `.databaseChanged`, as notifications may
+    /// have been missed in between. When the account changes
+    /// (``setCredentials(_:)``), the stream yields `.accountChanged` and
+    /// reconnects as the new account. The channel stops when the reader
+    /// stops reading or the database goes away.
+    public func notifications() -> AsyncStream<CloudNotification> {
+        channels.open()
+    }
+
+    /// Waits until no notification channel task is running: for tests of
+    /// streams whose reader stopped.
+    func waitUntilChannelsStopped() async {
+        await channels.waitUntilIdle()
+    }
+}
+
+/// The credentials and the open notification streams, behind one lock, with
+/// the task that feeds each stream.
+final class NotificationChannels: @unchecked Sendable {
+    // Safety: `state` is read and written only while `lock` is held.
+    // Continuations of streams are yielded to under the lock (which never runs
+    // a reader's code inline), but finished only after it is released, as
+    // finishing runs `onTermination`, which takes the lock.
+    private let lock = NSLock()
+    private var state: State
+    private let session: RemoteSession
+
+    private struct State {
+        var credentials: RemoteCloudDatabase.Credentials
+        var streams: [UInt64: Stream] = [:]
+        var nextStreamID: UInt64 = 0
+        var runningTasks = 0
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var closed = false
+    }
+
+    /// One open stream: its continuation, and the task that feeds it under
+    /// the credentials of `generation`.
+    private struct Stream {
+        var continuation: AsyncStream<CloudNotification>.Continuation
+        var task: Task<Void, Never>?
+        var generation: UInt64
+    }
+
+    init(session: RemoteSession, credentials: RemoteCloudDatabase.Credentials) {
+        self.session = session
+        state = State(credentials: credentials)
+    }
+
+    private func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+
+    /// The credentials of the moment, read once per request.
+    var credentials: RemoteCloudDatabase.Credentials { withLock { $0.credentials } }
+
+    /// Replaces the credentials and, when the account changed, tells every
+    /// stream and restarts its channel as the new account.
+    func setCredentials(_ credentials: RemoteCloudDatabase.Credentials) {
+        let stopped: [Task<Void, Never>] = withLock { state in
+            let changed = state.credentials.account != credentials.account
+            state.credentials = credentials
+            guard changed, !state.closed else { return [] }
+            var stopped: [Task<Void, Never>] = []
+            for id in state.streams.keys.sorted() {
+                guard var stream = state.streams[id] else { continue }
+                if let task = stream.task { stopped.append(task) }
+                stream.generation += 1
+                // Under the lock, so the old channel can no longer deliver
+                // once the reader has heard of the change.
+                stream.continuation.yield(.accountChanged)
+                stream.task = startTask(streamID: id, generation: stream.generation, state: &state)
+                state.streams[id] = stream
+            }
+            return stopped
+        }
+        for task in stopped { task.cancel() }
+    }
+
+    /// A new stream with its channel.
+    func open() -> AsyncStream<CloudNotification> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CloudNotification.self)
+        let id: UInt64? = withLock { state in
+            guard !state.closed else { return nil }
+            let id = state.nextStreamID
+            state.nextStreamID += 1
+            let task = startTask(streamID: id, generation: 0, state: &state)
+            state.streams[id] = Stream(continuation: continuation, task: task, generation: 0)
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in self?.close(streamID: id) }
+        return stream
+    }
+
+    /// Forgets a stream whose reader stopped, and stops its channel.
+    private func close(streamID: UInt64) {
+        let task = withLock { $0.streams.removeValue(forKey: streamID)?.task }
+        task?.cancel()
+    }
+
+    /// Ends every stream: the database went away.
+    func closeAll() {
+        let streams = withLock { state in
+            state.closed = true
+            defer { state.streams.removeAll() }
+            return Array(state.streams.values)
+        }
+        for stream in streams {
+            stream.task?.cancel()
+            stream.continuation.finish()
+        }
+    }
+
+    /// Starts the task of a stream's channel, counted as running until it ends.
+    private func startTask(streamID: UInt64, generation: UInt64, state: inout State) -> Task<Void, Never> {
+        state.runningTasks += 1
+        let credentials = state.credentials
+        let session = session
+        return Task { [self] in
+            var channel = NotificationChannel(
+                session: session, credentials: credentials, streamID: streamID, generation: generation)
+            await channel.run(deliveringTo: self)
+            taskEnded()
+        }
+    }
+
+    private func taskEnded() {
+        let waiters: [CheckedContinuation<Void, Never>] = withLock { state in
+            state.runningTasks -= 1
+            guard state.runningTasks == 0 else { return [] }
+            defer { state.idleWaiters.removeAll() }
+            return state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Yields `notifications` to the stream if the channel of `generation`
+    /// still feeds it; `false` when the channel should stop.
+    func deliver(_ notifications: [CloudNotification], streamID: UInt64, generation: UInt64) -> Bool {
+        withLock { state in
+            guard let stream = state.streams[streamID], stream.generation == generation else { return false }
+            for notification in notifications { stream.continuation.yield(notification) }
+            return true
+        }
+    }
+
+    /// Returns once no channel task is running.
+    func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = withLock { state in
+                if state.runningTasks == 0 { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+}
+
+/// The loop of one channel: create a token, poll, yield, and wait after a
+/// failure, until its task is cancelled or its stream is gone.
+struct NotificationChannel {
+    let session: RemoteSession
+    let credentials: RemoteCloudDatabase.Credentials
+    let streamID: UInt64
+    let generation: UInt64
+    private var token: NotificationToken?
+    private var cursor: String?
+    private var lostToken = false
+    private var failures = 0
+
+    init(session: RemoteSession, credentials: RemoteCloudDatabase.Credentials, streamID: UInt64, generation: UInt64) {
+        self.session = session
+        self.credentials = credentials
+        self.streamID = streamID
+        self.generation = generation
+    }
+
+    mutating func run(deliveringTo channels: NotificationChannels) async {
+        while !Task.isCancelled {
+            do {
+                let batch = try await pollOnce(channels)
+                failures = 0
+                guard channels.deliver(batch, streamID: streamID, generation: generation) else { return }
+            } catch {
+                if Task.isCancelled || error is CancellationError { return }
+                let cloudError = error as? CloudError
+                if cloudError?.code == .notFound, token != nil {
+                    token = nil
+                    lostToken = true
+                }
+                failures += 1
+                let delay = Self.delay(
+                    afterFailures: failures, policy: session.configuration.notificationBackoff,
+                    retryAfter: cloudError?.retryAfter, random: Double.random(in: 0..<1))
+                do {
+                    try await session.configuration.clock.sleep(for: delay)
+                } catch {
+                    return
+                }
+            }
+        }
+    }
+
+    /// The wait after the `failures`-th failure in a row: exponential from
+    /// the policy's initial delay, capped, jittered, and never shorter than
+    /// what the server asked for. Computed in seconds as a `Double`, so that
+    /// a channel failing for days never overflows.
+    static func delay(afterFailures failures: Int, policy: RetryPolicy, retryAfter: Duration?, random: Double)
+        -> Duration
+    {
+        let initial = policy.initialDelay / .seconds(1)
+        let maximum = policy.maximumDelay / .seconds(1)
+        let exponent = Double(min(max(failures - 1, 0), 64))
+        var seconds = min(initial * pow(policy.multiplier, exponent), maximum)
+        // random is in 0..<1: spread the wait over ±jitter.
+        seconds *= 1 + policy.jitter * (2 * random - 1)
+        var delay = Duration.milliseconds(Int64((max(0, seconds) * 1000).rounded()))
+        if let retryAfter, retryAfter > delay { delay = retryAfter }
+        return delay
+    }
+
+    /// Creates the token if there is none, then polls once; returns what to yield.
+    private mutating func pollOnce(_ channels: NotificationChannels) async throws -> [CloudNotification] {
+        let token: NotificationToken
+        if let existing = self.token {
+            token = existing
+        } else {
+            guard case .token(let created) = try await session.perform(.createToken, credentials: credentials) else {
+                throw CloudError(.internalError, reason: "the server's answer to tokens/create has the wrong shape")
+            }
+            token = created
+            self.token = created
+            cursor = nil
+            // A channel created anew may have missed notifications: say so once.
+            if lostToken {
+                lostToken = false
+                guard channels.deliver([.databaseChanged], streamID: streamID, generation: generation) else {
+                    throw CancellationError()
+                }
+            }
+        }
+        let batch = try await session.poll(token: token, cursor: cursor, credentials: credentials)
+        cursor = batch.cursor
+        return batch.notifications
+    }
+}

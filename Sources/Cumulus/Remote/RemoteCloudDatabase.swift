@@ -1,0 +1,178 @@
+import CloudCodable
+import Foundation
+
+/// A ``CloudDatabase`` on a server that speaks the CloudKit Web Services
+/// protocol: the Cumulus server, or any server of that dialect.
+///
+/// ```swift
+/// let database = RemoteCloudDatabase(
+///     configuration: .init(
+///         baseURL: URL(string: "https://cloud.example.com")!, container: "iCloud.com.example.notes"),
+///     credentials: .user(apiToken: apiToken, webAuthToken: nil))
+/// // Later, once the user signed in:
+/// database.setCredentials(.user(apiToken: apiToken, webAuthToken: webAuthToken))
+/// let engine = try await SyncEngine<Note>(database: database, directory: directory)
+/// ```
+///
+/// Each request reads the credentials once, when it starts: a request never
+/// mixes two users, whatever ``setCredentials(_:)`` does meanwhile. Failures
+/// are ``CloudError``s: the server's error dictionary when it sent one, what
+/// the HTTP status says otherwise (a proxy's 502 page is `TRY_AGAIN_LATER`,
+/// a 413 without a dictionary is `BAD_REQUEST`), and
+/// ``CloudError/Code/networkFailure`` when no answer came back. No token
+/// ever appears in an error, a description or a log.
+public final class RemoteCloudDatabase: CloudDatabase {
+    /// Where the database is and how the client talks to it.
+    public let configuration: Configuration
+    let session: RemoteSession
+    let channels: NotificationChannels
+
+    /// Creates a client of the database that `configuration` names.
+    ///
+    /// - Parameter transport: What sends the HTTP requests; `URLSession`
+    ///   by default.
+    public init(
+        configuration: Configuration, credentials: Credentials, transport: any CloudTransport = URLSessionTransport()
+    ) {
+        self.configuration = configuration
+        session = RemoteSession(configuration: configuration, transport: transport)
+        channels = NotificationChannels(session: session, credentials: credentials)
+    }
+
+    deinit {
+        channels.closeAll()
+    }
+
+    /// Which of the container's databases this is.
+    public var scope: DatabaseScope { configuration.scope }
+
+    /// The credentials requests are sent with now.
+    public var credentials: Credentials { channels.credentials }
+
+    /// Replaces the credentials: to sign in, to sign out (a user with no
+    /// web auth token) or to switch user.
+    ///
+    /// Requests already under way finish with the credentials they started
+    /// with. When the account changes (another web auth token or signing
+    /// key), every open notification stream yields `.accountChanged` and
+    /// reconnects as the new account; a new API token alone changes nothing
+    /// else.
+    public func setCredentials(_ credentials: Credentials) {
+        channels.setCredentials(credentials)
+    }
+
+    /// Sends `request` with the credentials of the moment.
+    private func perform(_ request: CloudRequest) async throws -> CloudResponse {
+        try await session.perform(request, credentials: channels.credentials)
+    }
+
+    /// `records/modify`: applies the operations in order, one result each.
+    public func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws
+        -> [RecordResult]
+    {
+        let request = CloudRequest.modifyRecords(operations: operations, zoneID: zoneID, atomic: atomic)
+        guard case .records(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: operations.count, request)
+    }
+
+    /// `records/lookup`: the records with these names, one result each.
+    public func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws
+        -> [RecordResult]
+    {
+        let request = CloudRequest.lookupRecords(recordNames: recordNames, zoneID: zoneID, desiredKeys: desiredKeys)
+        guard case .records(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: recordNames.count, request)
+    }
+
+    /// `records/query`: a page of the records that match the query.
+    public func queryRecords(
+        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?,
+        desiredKeys: [String]?
+    ) async throws -> QueryResult {
+        let request = CloudRequest.queryRecords(
+            query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: continuationMarker,
+            desiredKeys: desiredKeys)
+        guard case .query(let result) = try await perform(request) else { throw unexpected(request) }
+        return result
+    }
+
+    /// `changes/zone`: what changed in each zone since its token, one result each.
+    public func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
+        let request = CloudRequest.fetchZoneChanges(requests)
+        guard case .zoneChanges(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: requests.count, request)
+    }
+
+    /// `changes/database`: which zones changed since the token.
+    public func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws -> DatabaseChanges {
+        let request = CloudRequest.fetchDatabaseChanges(syncToken: syncToken, resultsLimit: resultsLimit)
+        guard case .databaseChanges(let changes) = try await perform(request) else { throw unexpected(request) }
+        return changes
+    }
+
+    /// `zones/list`: every zone of the database.
+    public func listZones() async throws -> [RecordZone] {
+        guard case .zones(let zones) = try await perform(.listZones) else { throw unexpected(.listZones) }
+        return zones
+    }
+
+    /// `zones/lookup`: these zones, one result each.
+    public func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] {
+        let request = CloudRequest.lookupZones(zoneIDs)
+        guard case .zoneResults(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: zoneIDs.count, request)
+    }
+
+    /// `zones/modify`: creates and deletes zones, one result each.
+    public func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult] {
+        let request = CloudRequest.modifyZones(operations)
+        guard case .zoneResults(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: operations.count, request)
+    }
+
+    /// `subscriptions/modify`: saves and deletes subscriptions, one result each.
+    public func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
+        let request = CloudRequest.modifySubscriptions(operations)
+        guard case .subscriptionResults(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: operations.count, request)
+    }
+
+    /// `subscriptions/list`: every subscription of the user in this database.
+    public func listSubscriptions() async throws -> [Subscription] {
+        guard case .subscriptions(let subscriptions) = try await perform(.listSubscriptions) else {
+            throw unexpected(.listSubscriptions)
+        }
+        return subscriptions
+    }
+
+    /// `subscriptions/lookup`: these subscriptions, one result each.
+    public func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] {
+        let request = CloudRequest.lookupSubscriptions(subscriptionIDs)
+        guard case .subscriptionResults(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: subscriptionIDs.count, request)
+    }
+
+    /// `users/current`: the signed-in user; `AUTHENTICATION_REQUIRED` when
+    /// nobody is signed in.
+    public func currentUser() async throws -> UserIdentity {
+        guard case .user(let user) = try await perform(.currentUser) else { throw unexpected(.currentUser) }
+        return user
+    }
+
+    /// The error for an answer of another operation's shape.
+    private func unexpected(_ request: CloudRequest) -> CloudError {
+        CloudError(.internalError, reason: "the server's answer to \(request.operation.rawValue) has the wrong shape")
+    }
+
+    /// `results`, checked to hold one result per item asked about: the
+    /// engine pairs them by position.
+    private func counted<Element>(_ results: [Element], expected: Int, _ request: CloudRequest) throws -> [Element] {
+        guard results.count == expected else {
+            throw CloudError(
+                .internalError,
+                reason: "the server answered \(results.count) results to \(request.operation.rawValue) "
+                    + "for \(expected) items")
+        }
+        return results
+    }
+}
