@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "CumulusServer",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "CumulusServer", targets: ["CumulusServer"]),
         .library(name: "CumulusSigning", targets: ["CumulusSigning"]),
@@ -47,6 +47,7 @@ let package = Package(
                 "CumulusServer", "CumulusSigning", "cumulus",
                 .product(name: "Cumulus", package: "Cumulus"),
                 .product(name: "CumulusTesting", package: "Cumulus"),
+                .product(name: "CumulusConformance", package: "Cumulus"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -44,6 +44,12 @@ public struct CloudDatabaseConformance: Sendable {
         try await backend.database(signedInAs: user)
     }
 
+    /// Returns once the recorders' streams listen (see
+    /// ``ConformanceBackend/notificationsListening(on:)``).
+    func listening(_ recorders: NotificationRecorder...) async throws {
+        for recorder in recorders { try await backend.notificationsListening(on: recorder.database) }
+    }
+
     /// A device of `user` on the private database, with the notes zone created.
     func deviceWithZone(_ user: String = "alice") async throws -> any CloudDatabase {
         let database = try await device(user)

@@ -44,8 +44,14 @@ struct ServerFigures {
         printTable(
             ["path", "seconds", "records/s", "pages"],
             [
-                ["InMemoryCloudServer (baseline)", seconds(memoryFetch.time), memoryFetch.rate.grouped, "\(memoryFetch.pages)"],
-                ["RemoteCloudDatabase over HTTP", seconds(httpFetch.time), httpFetch.rate.grouped, "\(httpFetch.pages)"],
+                [
+                    "InMemoryCloudServer (baseline)", seconds(memoryFetch.time), memoryFetch.rate.grouped,
+                    "\(memoryFetch.pages)",
+                ],
+                [
+                    "RemoteCloudDatabase over HTTP", seconds(httpFetch.time), httpFetch.rate.grouped,
+                    "\(httpFetch.pages)",
+                ],
             ])
 
         print("\n== upload on device A → change in device B's changes stream, \(latencyCount) changes")
@@ -59,7 +65,10 @@ struct ServerFigures {
             ["path", "median", "p99"],
             [
                 ["InMemoryCloudServer (baseline)", millis(memoryLatency.median), millis(memoryLatency.p99)],
-                ["two engines over HTTP, long-poll notifications", millis(httpLatency.median), millis(httpLatency.p99)],
+                [
+                    "two engines over HTTP, long-poll notifications", millis(httpLatency.median),
+                    millis(httpLatency.p99),
+                ],
             ])
 
         await bench.stop()
@@ -97,7 +106,8 @@ struct ServerFigures {
         var count = 0
         var more = true
         while more {
-            let page = try await database.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token)])[0].get()
+            let page = try await database.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token)])[0]
+                .get()
             count += page.records.count
             token = page.syncToken
             more = page.moreComing
@@ -132,7 +142,9 @@ struct ServerFigures {
             let start = clock.now
             try await sender.upload(landmark)
             arrival: while let change = await arrivals.next() {
-                if case .updated(let models) = change, models.contains(where: { $0.id == landmark.id }) { break arrival }
+                if case .updated(let models) = change, models.contains(where: { $0.id == landmark.id }) {
+                    break arrival
+                }
             }
             samples.append(clock.now - start)
         }
@@ -224,8 +236,9 @@ struct ServiceDatabase: CloudDatabase {
     var scope: DatabaseScope { caller.scope }
 
     func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws -> [RecordResult] {
-        guard case .records(let results) = try await service.perform(
-            .modifyRecords(operations: operations, zoneID: zoneID, atomic: atomic), as: caller)
+        guard
+            case .records(let results) = try await service.perform(
+                .modifyRecords(operations: operations, zoneID: zoneID, atomic: atomic), as: caller)
         else { throw CloudError(.internalError, reason: "unexpected answer") }
         return results
     }
@@ -250,7 +263,9 @@ struct ServiceDatabase: CloudDatabase {
     }
     func listZones() async throws -> [RecordZone] { throw unused }
     func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] { throw unused }
-    func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] { throw unused }
+    func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
+        throw unused
+    }
     func listSubscriptions() async throws -> [Subscription] { throw unused }
     func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] { throw unused }
     func currentUser() async throws -> UserIdentity { throw unused }

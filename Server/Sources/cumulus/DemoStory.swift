@@ -149,10 +149,13 @@ struct DemoWorld {
                 try await phone.upload(DemoNote(id: "offline", title: "Written before the restart"))
                 await phone.close()
                 phone = try await device("phone", webAuthToken: alice)
-                let kept = await phone.pendingChangeCount == 1 && phone.model(withIdentifier: "offline") != nil
+                let pending = await phone.pendingChangeCount
+                let kept = await phone.model(withIdentifier: "offline") != nil
+                output.write("  after the restart: \(pending) change pending, the note \(kept ? "kept" : "lost")")
                 try await phone.sync()
                 try await laptop.sync()
-                return kept && (await laptop.model(withIdentifier: "offline")) != nil
+                let arrived = await laptop.model(withIdentifier: "offline") != nil
+                return pending == 1 && kept && arrived
             } && passed
 
         passed =

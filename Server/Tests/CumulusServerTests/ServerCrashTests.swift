@@ -21,7 +21,8 @@ struct ServerCrashTests {
         for _ in 0..<4 {
             let candidate = directory.appendingPathComponent("cumulus")
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory),
+                !isDirectory.boolValue,
                 FileManager.default.isExecutableFile(atPath: candidate.path)
             {
                 return candidate
@@ -38,7 +39,8 @@ struct ServerCrashTests {
             .appendingPathComponent("cumulus-crash-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: data) }
         let apiToken = try Self.lastLine(of: executable, ["container", "add", "crash", "--data", data.path])
-        let userToken = try Self.lastLine(of: executable, ["user", "add", "alice", "--container", "crash", "--data", data.path])
+        let userToken = try Self.lastLine(
+            of: executable, ["user", "add", "alice", "--container", "crash", "--data", data.path])
 
         let first = try ServeProcess(executable: executable, data: data)
         let database = first.database(apiToken: apiToken, webAuthToken: userToken)
@@ -47,7 +49,7 @@ struct ServerCrashTests {
 
         // Two writers send small batches as fast as they can; each batch's
         // answer is an acknowledgement of its records, remembered with their tags.
-        let acknowledgedTags = Mutex<[String: String]>([:])
+        let acknowledgedTags = Acknowledgements()
         let writers = (0..<2).map { writer in
             Task {
                 var batch = 0
@@ -85,7 +87,8 @@ struct ServerCrashTests {
         var token: SyncToken?
         var more = true
         while more {
-            let page = try await reopened.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token)])[0].get()
+            let page = try await reopened.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token)])[0]
+                .get()
             for case .record(let record) in page.records { stored[record.recordName] = record }
             token = page.syncToken
             more = page.moreComing
@@ -120,6 +123,15 @@ struct ServerCrashTests {
         try #require(process.terminationStatus == 0, "cumulus \(arguments.joined(separator: " ")) failed")
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
         return String(try #require(lines.last))
+    }
+}
+
+/// The change tags of the records the server acknowledged, by name.
+final class Acknowledgements: Sendable {
+    private let tags = Mutex<[String: String]>([:])
+
+    func withLock<T>(_ body: (inout [String: String]) -> T) -> T {
+        tags.withLock { body(&$0) }
     }
 }
 

@@ -50,7 +50,8 @@ public struct NotificationToken: Sendable, Hashable {
 /// send next.
 ///
 /// The poll is `GET {webcourierURL}` with `?cursor=` after the first answer;
-/// without a cursor it answers from the moment it arrives. This endpoint is
+/// without a cursor it answers from the channel's creation (`tokens/create`),
+/// so nothing written after the channel opened is missed. This endpoint is
 /// a Cumulus addition to the CloudKit Web Services protocol.
 public struct NotificationBatch: Sendable, Hashable {
     /// What happened since the cursor, oldest first.

@@ -17,6 +17,17 @@ extension RemoteCloudDatabase {
         channels.open()
     }
 
+    /// Returns once every notification stream opened so far has its channel
+    /// on the server (or has ended): from then on each of them hears every
+    /// change, including the device's own next write.
+    ///
+    /// A stream's channel opens with a request of its own after
+    /// ``notifications()`` returns; a caller that must not miss a write it
+    /// makes right away (a test, usually) waits for this first.
+    public func notificationChannelsOpened() async {
+        await channels.waitUntilOpened()
+    }
+
     /// Waits until no notification channel task is running: for tests of
     /// streams whose reader stopped.
     func waitUntilChannelsStopped() async {
@@ -41,6 +52,9 @@ final class NotificationChannels: @unchecked Sendable {
         var nextStreamID: UInt64 = 0
         var runningTasks = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Streams whose channel has no token yet.
+        var opening: Set<UInt64> = []
+        var openWaiters: [CheckedContinuation<Void, Never>] = []
         var closed = false
     }
 
@@ -98,6 +112,7 @@ final class NotificationChannels: @unchecked Sendable {
             state.nextStreamID += 1
             let task = startTask(streamID: id, generation: 0, state: &state)
             state.streams[id] = Stream(continuation: continuation, task: task, generation: 0)
+            state.opening.insert(id)
             return id
         }
         guard let id else {
@@ -112,15 +127,44 @@ final class NotificationChannels: @unchecked Sendable {
     private func close(streamID: UInt64) {
         let task = withLock { $0.streams.removeValue(forKey: streamID)?.task }
         task?.cancel()
+        opened(streamID: streamID)
+    }
+
+    /// Notes that a stream's channel has its token (or that the stream ended).
+    func opened(streamID: UInt64) {
+        let waiters: [CheckedContinuation<Void, Never>] = withLock { state in
+            state.opening.remove(streamID)
+            guard state.opening.isEmpty else { return [] }
+            defer { state.openWaiters.removeAll() }
+            return state.openWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once no stream is waiting for its channel's token.
+    func waitUntilOpened() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let open = withLock { state in
+                if state.opening.isEmpty { return true }
+                state.openWaiters.append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
     }
 
     /// Ends every stream: the database went away.
     func closeAll() {
-        let streams = withLock { state in
+        let (streams, waiters) = withLock { state in
             state.closed = true
-            defer { state.streams.removeAll() }
-            return Array(state.streams.values)
+            defer {
+                state.streams.removeAll()
+                state.opening.removeAll()
+                state.openWaiters.removeAll()
+            }
+            return (Array(state.streams.values), state.openWaiters)
         }
+        for waiter in waiters { waiter.resume() }
         for stream in streams {
             stream.task?.cancel()
             stream.continuation.finish()
@@ -248,6 +292,7 @@ struct NotificationChannel {
             token = created
             self.token = created
             cursor = nil
+            channels.opened(streamID: streamID)
             // A channel created anew may have missed notifications: say so once.
             if lostToken {
                 lostToken = false

@@ -35,7 +35,7 @@ struct RemoteSession: Sendable {
     }
 
     /// One long poll of the notification channel `token`, from `cursor`
-    /// (from now when `nil`).
+    /// (from the channel's creation when `nil`).
     func poll(token: NotificationToken, cursor: String?, credentials: RemoteCloudDatabase.Credentials)
         async throws -> NotificationBatch
     {

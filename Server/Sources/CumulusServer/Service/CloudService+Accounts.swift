@@ -102,7 +102,7 @@ extension CloudService {
         return token
     }
 
-    /// Waits until the channel has notifications after `cursor` (from now
+    /// Waits until the channel has notifications after `cursor` (from the channel's creation
     /// when `nil`) or `timeout` passes, and returns them with the next
     /// cursor. An unknown token throws `NOT_FOUND`, a cursor the server did
     /// not write `BAD_REQUEST`.

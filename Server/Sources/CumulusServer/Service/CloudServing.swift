@@ -63,8 +63,8 @@ public protocol CloudServing: Sendable {
     /// `tokens/create`).
     func createNotificationToken(for caller: Caller) async throws -> String
 
-    /// Waits until the channel has notifications after `cursor` (from now
-    /// when `nil`) or `timeout` passes, and returns them with the next
+    /// Waits until the channel has notifications after `cursor` (from the
+    /// channel's creation when `nil`) or `timeout` passes, and returns them with the next
     /// cursor. An unknown token throws `NOT_FOUND`.
     func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch
 }

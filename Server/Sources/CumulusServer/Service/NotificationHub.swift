@@ -79,7 +79,8 @@ final class NotificationHub: Sendable {
     }
 
     /// Waits until the channel has notifications at or after `cursor` (from
-    /// now when `nil`), or `timeout` passes, or the task is cancelled.
+    /// the channel's creation when `nil`), or `timeout` passes, or the task
+    /// is cancelled.
     func poll(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch {
         var start: Int
         if let cursor {
@@ -88,8 +89,9 @@ final class NotificationHub: Sendable {
             }
             start = parsed
         } else {
-            guard let next = state.withLock({ $0.channels[token]?.next }) else { throw Self.unknown(token) }
-            start = next
+            // From the channel's creation, so that a client which opened its
+            // channel and then wrote hears its own write.
+            start = 0
         }
         if try batch(token: token, from: start).notifications.isEmpty {
             let id = state.withLock { state -> Int in
