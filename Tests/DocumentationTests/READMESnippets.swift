@@ -6,7 +6,7 @@ import CumulusTesting
 import Foundation
 
 enum READMESnippets {
-    // README.md:37
+    // README.md:54
     struct Landmark: CloudCodable, Identifiable {
         var id = UUID()  // becomes the record name
         var name: String
@@ -16,7 +16,7 @@ enum READMESnippets {
     }
 
     static func quickStart() async throws -> (record: Record, back: Landmark) {
-        // README.md:37
+        // README.md:54
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
 
         let record = try RecordEncoder().encode(landmark)
@@ -30,7 +30,7 @@ enum READMESnippets {
     }
 
     static func syncing() async throws {
-        // README.md:73
+        // README.md:90
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let directory = FileManager.default.temporaryDirectory.appending(path: "Landmarks")
         let engine = try await SyncEngine<Landmark>(database: database, directory: directory)
@@ -49,5 +49,19 @@ enum READMESnippets {
         try await engine.delete([ferryBuilding])  // cancels a queued upload, or deletes on the server
         try await engine.sync()  // send what is pending, fetch, return when caught up
         await engine.close()  // finish the journal's writes and release the directory
+    }
+
+    static func remote() async throws {
+        // README.md:205
+        let apiToken = "…"  // from `cumulus container add`
+        let webAuthToken = "…"  // from `cumulus user add`
+        let remote = RemoteCloudDatabase(
+            configuration: RemoteCloudDatabase.Configuration(
+                baseURL: URL(string: "http://127.0.0.1:8080")!, container: "iCloud.com.example.notes",
+                environment: .development, scope: .private),
+            credentials: .user(apiToken: apiToken, webAuthToken: webAuthToken))
+        let synced = try await SyncEngine<Landmark>(
+            database: remote, directory: FileManager.default.temporaryDirectory.appending(path: "Remote"))
+        try await synced.sync()
     }
 }
