@@ -109,6 +109,33 @@ struct ServerCrashTests {
             atomic: true)
     }
 
+    @Test("cumulus serve stops cleanly on SIGTERM and SIGINT, and its data opens again", arguments: [SIGTERM, SIGINT])
+    func stopsOnSignal(_ signal: Int32) async throws {
+        let executable = try #require(Self.executableURL, "the cumulus executable was not built")
+        let data = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cumulus-signal-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        let apiToken = try Self.lastLine(of: executable, ["container", "add", "crash", "--data", data.path])
+        let userToken = try Self.lastLine(
+            of: executable, ["user", "add", "alice", "--container", "crash", "--data", data.path])
+        let server = try ServeProcess(executable: executable, data: data)
+        let database = server.database(apiToken: apiToken, webAuthToken: userToken)
+        let saved = try await database.modifyRecords(
+            [RecordOperation(.create, Record(recordType: "Entry", recordName: "kept", zoneID: .defaultZone))],
+            zoneID: .defaultZone, atomic: false)
+        #expect(saved[0].record != nil)
+        server.send(signal)
+        server.process.waitUntilExit()
+        #expect(server.process.terminationReason == .exit)
+        #expect(server.process.terminationStatus == 0)
+
+        let again = try ServeProcess(executable: executable, data: data)
+        defer { again.kill() }
+        let found = try await again.database(apiToken: apiToken, webAuthToken: userToken)
+            .lookupRecords(["kept"], zoneID: .defaultZone, desiredKeys: nil)
+        #expect(found[0].record == saved[0].record)
+    }
+
     /// Runs the executable to completion and returns the last line it printed.
     static func lastLine(of executable: URL, _ arguments: [String]) throws -> String {
         let process = Process()
@@ -177,6 +204,15 @@ final class ServeProcess: Sendable {
             configuration: RemoteCloudDatabase.Configuration(
                 baseURL: baseURL, container: "crash", requestTimeout: .seconds(10)),
             credentials: .user(apiToken: apiToken, webAuthToken: webAuthToken))
+    }
+
+    /// Sends `signal` to the server.
+    func send(_ signal: Int32) {
+        #if canImport(Glibc)
+            _ = Glibc.kill(process.processIdentifier, signal)
+        #else
+            _ = Darwin.kill(process.processIdentifier, signal)
+        #endif
     }
 
     /// Kills the server with SIGKILL and waits for it to end.
