@@ -96,6 +96,14 @@ public struct CloudDatabaseConformance: Sendable {
 
     static let queryChecks: [Check] = [
         Check("query filters with every comparator") { try await $0.queryComparators() },
+        Check("query filters with NOT_IN, NOT_BEGINS_WITH and NOT_LIST_CONTAINS") {
+            try await $0.queryNegatedComparators()
+        },
+        Check("query matches words with the token comparators") { try await $0.queryTokens() },
+        Check("query filters and sorts by record name and users") { try await $0.querySystemFieldNames() },
+        Check("query filters and sorts by creation and modification times") {
+            try await $0.querySystemFieldTimes()
+        },
         Check("query matches fields of the filter's type only") { try await $0.queryMatchesSameTypeOnly() },
         Check("query refuses comparisons it cannot make") { try await $0.queryRefusesBadComparisons() },
         Check("query sorts by fields") { try await $0.querySorts() },

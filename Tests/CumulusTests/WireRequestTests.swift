@@ -39,6 +39,24 @@ struct WireRequestTests {
                 sort: [QuerySort("count", ascending: false), QuerySort("title")]),
             zoneID: F.zone, resultsLimit: 50, continuationMarker: "m-1", desiredKeys: ["title"]),
         .queryRecords(
+            RecordQuery(
+                recordType: "Note",
+                filters: [
+                    QueryFilter("count", .notIn, .int64List([1, 2])),
+                    QueryFilter("title", .notBeginsWith, .string("x")),
+                    QueryFilter("tags", .notListContains, .string("b")),
+                    QueryFilter("title", .containsAllTokens, .string("crème brûlée")),
+                    QueryFilter("title", .containsAnyTokens, .string("a b")),
+                    QueryFilter("___recordID", .in, .referenceList([Reference(recordName: "a", zoneID: F.zone)])),
+                    QueryFilter("___recordID", .notEquals, .string("b")),
+                    QueryFilter("___createTime", .greaterThan, .timestamp(Date(timeIntervalSince1970: 1.5))),
+                    QueryFilter("___modTime", .lessThanOrEquals, .timestamp(Date(timeIntervalSince1970: 9))),
+                    QueryFilter("___createdBy", .equals, .reference(Reference(recordName: "_u1"))),
+                    QueryFilter("___modifiedBy", .notEquals, .string("_u2")),
+                ],
+                sort: [QuerySort("___createTime", ascending: false), QuerySort("___modTime"), QuerySort("___recordID")]),
+            zoneID: F.zone, resultsLimit: nil, continuationMarker: nil, desiredKeys: nil),
+        .queryRecords(
             RecordQuery(recordType: "Note"), zoneID: .defaultZone, resultsLimit: nil, continuationMarker: nil,
             desiredKeys: nil),
         .fetchZoneChanges([

@@ -83,6 +83,10 @@ public enum RecordResult: Sendable, Hashable {
 }
 
 /// A comparison in a query's filter (the wire's `comparator`).
+///
+/// ``QueryEvaluation`` gives each its exact meaning. CloudKit's `NEAR` is
+/// left out: it needs a distance in metres besides the location, which
+/// ``QueryFilter`` cannot carry, so a query that names it is a `BAD_REQUEST`.
 public enum QueryComparator: String, Sendable, Hashable, Codable, CaseIterable {
     /// The field equals the value.
     case equals = "EQUALS"
@@ -102,6 +106,16 @@ public enum QueryComparator: String, Sendable, Hashable, Codable, CaseIterable {
     case `in` = "IN"
     /// The list field contains the value.
     case listContains = "LIST_CONTAINS"
+    /// The field equals none of the list value's elements.
+    case notIn = "NOT_IN"
+    /// The string field does not start with the value.
+    case notBeginsWith = "NOT_BEGINS_WITH"
+    /// The list field does not contain the value.
+    case notListContains = "NOT_LIST_CONTAINS"
+    /// The string field holds every word of the value.
+    case containsAllTokens = "CONTAINS_ALL_TOKENS"
+    /// The string field holds at least one word of the value.
+    case containsAnyTokens = "CONTAINS_ANY_TOKENS"
 }
 
 /// One condition of a query: `fieldName comparator fieldValue`.

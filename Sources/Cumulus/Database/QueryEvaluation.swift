@@ -7,28 +7,54 @@ import Foundation
 ///
 /// - A filter compares a field with a value of the same type; a record
 ///   without the field, or whose field has another type, does not match
-///   (not even `NOT_EQUALS`).
+///   (not even `NOT_EQUALS`, `NOT_IN`, `NOT_BEGINS_WITH` or
+///   `NOT_LIST_CONTAINS`).
 /// - `LESS_THAN` and the other orderings take STRING, INT64, DOUBLE and
-///   TIMESTAMP values; `BEGINS_WITH` a STRING; `IN` a list, matching a field
-///   equal to one of its elements; `LIST_CONTAINS` a single value, matching a
-///   list field that holds it. Any other value is a `BAD_REQUEST`.
+///   TIMESTAMP values; `BEGINS_WITH` and `NOT_BEGINS_WITH` a STRING; `IN`
+///   and `NOT_IN` a list, matching a field equal (or equal to none) of its
+///   elements; `LIST_CONTAINS` and `NOT_LIST_CONTAINS` a single value,
+///   matching a list field of that element type that holds it (or does not).
+/// - `CONTAINS_ALL_TOKENS` and `CONTAINS_ANY_TOKENS` take a STRING with at
+///   least one word and match a STRING field holding all (or any) of its
+///   words. Words are the runs between whitespace and punctuation, compared
+///   without regard to case or diacritics: "Crème brûlée!" holds "creme"
+///   and "BRULEE".
+/// - Any other value is a `BAD_REQUEST`.
+/// - The system fields name a record's metadata: `___recordID` (the record
+///   name), `___createdBy` and `___modifiedBy` (the user record names) take a
+///   REFERENCE (its `recordName` counts) or a STRING; `___createTime` and
+///   `___modTime` a TIMESTAMP. A value of another type is a `BAD_REQUEST`.
+///   ``value(of:forField:)`` gives the value filters and sorts compare.
 /// - Sorting puts records without the sort field (or with a value of another
 ///   type) after the others, whatever the direction; ties go by record name.
 public enum QueryEvaluation {
+    /// The system field of the record name.
+    public static let recordIDField = "___recordID"
+    /// The system field of the creation time.
+    public static let createTimeField = "___createTime"
+    /// The system field of the last modification time.
+    public static let modTimeField = "___modTime"
+    /// The system field of the creator's user record name.
+    public static let createdByField = "___createdBy"
+    /// The system field of the last modifier's user record name.
+    public static let modifiedByField = "___modifiedBy"
+
     /// Throws `BAD_REQUEST` for a query that cannot be answered: no record
     /// type, or a comparator that cannot take its filter's value.
     public static func validate(_ query: RecordQuery) throws {
         guard !query.recordType.isEmpty else { throw CloudError(.badRequest, reason: "the query has no record type") }
         for filter in query.filters {
-            let value = filter.fieldValue
+            let value = comparedValue(filter)
             let valid: Bool
             switch filter.comparator {
             case .equals, .notEquals: valid = true
             case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals: valid = isOrderable(value)
-            case .beginsWith:
+            case .beginsWith, .notBeginsWith:
                 if case .string = value { valid = true } else { valid = false }
-            case .in: valid = value.listCount != nil
-            case .listContains: valid = value.listCount == nil
+            case .in, .notIn: valid = value.listCount != nil
+            case .listContains, .notListContains: valid = value.listCount == nil
+            case .containsAllTokens, .containsAnyTokens:
+                if case .string(let text) = value { valid = !tokens(of: text).isEmpty } else { valid = false }
             }
             guard valid else {
                 throw CloudError(
@@ -36,6 +62,30 @@ public enum QueryEvaluation {
                     reason: "\(filter.comparator.rawValue) cannot compare field '\(filter.fieldName)' "
                         + "with a \(value.type.rawValue) value")
             }
+            if let systemType = systemFieldType(filter.fieldName) {
+                let isListComparator = filter.comparator == .listContains || filter.comparator == .notListContains
+                guard !isListComparator, (elementType(of: value.type) ?? value.type) == systemType else {
+                    throw CloudError(
+                        .badRequest,
+                        reason: "'\(filter.fieldName)' is a \(systemType.rawValue): "
+                            + "\(filter.comparator.rawValue) cannot compare it with a \(value.type.rawValue) value")
+                }
+            }
+        }
+    }
+
+    /// The value filters and sorts compare for the field named `name`: the
+    /// record's field, or for a system field, the record's name, the stamps'
+    /// times (TIMESTAMP) or user record names (STRING); `nil` when the record
+    /// has no such value.
+    public static func value(of record: Record, forField name: String) -> FieldValue? {
+        switch name {
+        case recordIDField: .string(record.recordName)
+        case createTimeField: record.metadata?.created.map { .timestamp($0.date) }
+        case modTimeField: record.metadata?.modified.map { .timestamp($0.date) }
+        case createdByField: record.metadata?.created?.userRecordName.map(FieldValue.string)
+        case modifiedByField: record.metadata?.modified?.userRecordName.map(FieldValue.string)
+        default: record[name]
         }
     }
 
@@ -46,8 +96,8 @@ public enum QueryEvaluation {
 
     /// Whether `record` passes `filter`.
     public static func matches(_ record: Record, _ filter: QueryFilter) -> Bool {
-        guard let field = record[filter.fieldName] else { return false }
-        let value = filter.fieldValue
+        guard let field = value(of: record, forField: filter.fieldName) else { return false }
+        let value = comparedValue(filter)
         switch filter.comparator {
         case .equals: return field == value
         case .notEquals: return field.type == value.type && field != value
@@ -55,19 +105,31 @@ public enum QueryEvaluation {
         case .lessThanOrEquals: return compare(field, value).map { $0 <= 0 } ?? false
         case .greaterThan: return compare(field, value).map { $0 > 0 } ?? false
         case .greaterThanOrEquals: return compare(field, value).map { $0 >= 0 } ?? false
-        case .beginsWith:
+        case .beginsWith, .notBeginsWith:
             guard case .string(let text) = field, case .string(let prefix) = value else { return false }
-            return text.hasPrefix(prefix)
+            return text.hasPrefix(prefix) == (filter.comparator == .beginsWith)
         case .in: return elements(of: value)?.contains(field) ?? false
+        case .notIn:
+            guard let list = elements(of: value), elementType(of: value.type) == field.type else { return false }
+            return !list.contains(field)
         case .listContains: return elements(of: field)?.contains(value) ?? false
+        case .notListContains:
+            guard let list = elements(of: field), elementType(of: field.type) == value.type else { return false }
+            return !list.contains(value)
+        case .containsAllTokens, .containsAnyTokens:
+            guard case .string(let text) = field, case .string(let words) = value else { return false }
+            let held = Set(tokens(of: text))
+            let wanted = tokens(of: words)
+            return filter.comparator == .containsAllTokens
+                ? wanted.allSatisfy(held.contains) : wanted.contains(where: held.contains)
         }
     }
 
     /// Whether `lhs` comes before `rhs` in the order of `sort`.
     public static func areInIncreasingOrder(_ lhs: Record, _ rhs: Record, by sort: [QuerySort]) -> Bool {
         for key in sort {
-            let left = lhs[key.fieldName]
-            let right = rhs[key.fieldName]
+            let left = value(of: lhs, forField: key.fieldName)
+            let right = value(of: rhs, forField: key.fieldName)
             switch (left.flatMap { l in right.flatMap { compare(l, $0) } }) {
             case let order? where order != 0:
                 return key.ascending ? order < 0 : order > 0
@@ -98,6 +160,51 @@ public enum QueryEvaluation {
     }
 
     // MARK: Values
+
+    /// The type of a system field's values, or `nil` for another field.
+    private static func systemFieldType(_ name: String) -> FieldType? {
+        switch name {
+        case recordIDField, createdByField, modifiedByField: .string
+        case createTimeField, modTimeField: .timestamp
+        default: nil
+        }
+    }
+
+    /// The filter's value as the field's values are: a record name given as
+    /// a REFERENCE (or a list of them) becomes its STRING.
+    private static func comparedValue(_ filter: QueryFilter) -> FieldValue {
+        guard systemFieldType(filter.fieldName) == .string else { return filter.fieldValue }
+        switch filter.fieldValue {
+        case .reference(let reference): return .string(reference.recordName)
+        case .referenceList(let list): return .stringList(list.map(\.recordName))
+        default: return filter.fieldValue
+        }
+    }
+
+    /// The words of a string for the token comparators: the runs between
+    /// whitespace and punctuation, folded to ignore case and diacritics.
+    private static func tokens(of text: String) -> [String] {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+            .components(separatedBy: tokenSeparators)
+            .filter { !$0.isEmpty }
+    }
+
+    private static let tokenSeparators = CharacterSet.whitespacesAndNewlines.union(.punctuationCharacters)
+
+    /// The type of a list type's elements, or `nil` for a single-value type.
+    private static func elementType(of type: FieldType) -> FieldType? {
+        switch type {
+        case .stringList: .string
+        case .int64List: .int64
+        case .doubleList: .double
+        case .timestampList: .timestamp
+        case .bytesList: .bytes
+        case .referenceList: .reference
+        case .assetList: .asset
+        case .locationList: .location
+        default: nil
+        }
+    }
 
     private static func isOrderable(_ value: FieldValue) -> Bool {
         switch value {
