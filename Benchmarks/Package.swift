@@ -17,6 +17,7 @@ let package = Package(
         // checkout directory is called (a bare path's identity is its last component).
         .package(name: "Cumulus", path: ".."),
         .package(name: "CumulusServer", path: "../Server"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -44,6 +45,7 @@ let package = Package(
                 .product(name: "Cumulus", package: "Cumulus"),
                 .product(name: "CumulusTesting", package: "Cumulus"),
                 .product(name: "CumulusServer", package: "CumulusServer"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ]
         ),
         // Harness benchmarks (package-benchmark wants them in Benchmarks/<Name>/).

@@ -4,12 +4,14 @@ import CumulusServer
 import CumulusTesting
 import Foundation
 import Logging
+import SQLiteNIO
 
 /// The record server's figures, each beside its baseline from the same run:
 ///
 /// - records per second of 200-record `records/modify` requests: over HTTP
 ///   through the server on SQLite, through the same service without HTTP,
-///   and into `InMemoryCloudServer`;
+///   into `InMemoryCloudServer`, and the floor: SQLite alone inserting the
+///   same rows, one committed transaction per 200;
 /// - a full fetch of a 100,000-record zone, page by page: over HTTP and
 ///   from `InMemoryCloudServer`;
 /// - the time from an upload on one device to the change in another
@@ -30,12 +32,17 @@ struct ServerFigures {
         let memoryRate = try await writeRate(into: memory.database(signedInAs: "alice"), count: fetchCount)
         let serviceRate = try await writeRate(into: bench.serviceDatabase(), count: fetchCount)
         let httpRate = try await writeRate(into: bench.database(), count: fetchCount)
+        let floorRate = try await sqliteFloorRate(count: fetchCount)
         printTable(
             ["path", "records/s", "share of in-memory"],
             [
                 ["InMemoryCloudServer (baseline)", memoryRate.grouped, "100.0%"],
                 ["CloudService on SQLite, no HTTP", serviceRate.grouped, ratio(serviceRate, memoryRate)],
                 ["RemoteCloudDatabase → HTTP → SQLite", httpRate.grouped, ratio(httpRate, memoryRate)],
+                [
+                    "floor: SQLite alone, same rows, one commit per 200", floorRate.grouped,
+                    ratio(floorRate, memoryRate),
+                ],
             ])
 
         print("\n== full fetch of the \(fetchCount)-record zone written above, pages of 200")
@@ -94,6 +101,39 @@ struct ServerFigures {
             if let failure = results.lazy.compactMap(\.error).first { throw failure }
         }
         return Double(count) / (clock.now - start).seconds
+    }
+
+    /// The floor of the server's writes: SQLite alone (WAL, `synchronous=FULL`,
+    /// as the server opens it) inserting the same records' wire JSON, 200 rows
+    /// per committed transaction, with no reads, no rules and no HTTP.
+    static func sqliteFloorRate(count: Int) async throws -> Double {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cumulus-floor-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: directory.appendingPathComponent("floor.sqlite").path))
+        _ = try await connection.query("PRAGMA journal_mode=WAL")
+        _ = try await connection.query("PRAGMA synchronous=FULL")
+        _ = try await connection.query("CREATE TABLE records (name TEXT PRIMARY KEY, body BLOB NOT NULL)")
+        let zone = ZoneID(zoneName: "Landmark")
+        let batches = try stride(from: 0, to: count, by: 200).map { start in
+            try records(start..<min(start + 200, count), zone: zone).map { record in
+                [SQLiteData.text(record.recordName), .blob(ByteBuffer(bytes: try WireFormat.encode(record)))]
+            }
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        for batch in batches {
+            _ = try await connection.query("BEGIN IMMEDIATE")
+            let placeholders = Array(repeating: "(?, ?)", count: batch.count).joined(separator: ", ")
+            _ = try await connection.query(
+                "INSERT OR REPLACE INTO records (name, body) VALUES \(placeholders)", batch.flatMap { $0 })
+            _ = try await connection.query("COMMIT")
+        }
+        let rate = Double(count) / (clock.now - start).seconds
+        try await connection.close()
+        return rate
     }
 
     /// Fetches the landmark zone from its start, page by page.
