@@ -35,6 +35,9 @@ struct DemoCommand: PrintingCommand {
     @Option(help: "How long the device listens for changes from other machines (with --server), in seconds.")
     var listen: Int = 60
 
+    @Option(help: "The device's journal directory (with --server); kept between runs.")
+    var journal: String?
+
     func validate() throws {
         if server != nil, token == nil || userToken == nil {
             throw ValidationError("--server needs --token and --user-token.")
@@ -46,8 +49,13 @@ struct DemoCommand: PrintingCommand {
             guard let url = URL(string: server), url.scheme != nil else {
                 throw ValidationError("\(server) is not a URL such as http://host:8080.")
             }
+            let directory =
+                journal.map { URL(fileURLWithPath: $0, isDirectory: true) }
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "cumulus-demo-device-\(ProcessInfo.processInfo.hostName)", isDirectory: true)
             try await RemoteDevice(
-                baseURL: url, container: container, apiToken: token, webAuthToken: userToken, output: output
+                baseURL: url, container: container, apiToken: token, webAuthToken: userToken, directory: directory,
+                output: output
             ).run(listeningFor: .seconds(listen))
         } else {
             let story = DemoStory(output: output)
@@ -76,19 +84,19 @@ struct RemoteDevice {
     let container: String
     let apiToken: String
     let webAuthToken: String
+    let directory: URL
     let output: CommandOutput
 
     func run(listeningFor duration: Duration) async throws {
         let database = RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(baseURL: baseURL, container: container),
             credentials: .user(apiToken: apiToken, webAuthToken: webAuthToken))
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("cumulus-demo-device-\(ProcessInfo.processInfo.hostName)", isDirectory: true)
         let engine = try await SyncEngine<DemoNote>(database: database, directory: directory)
         let changes = engine.changes
         try await engine.sync()
         output.write("This device's journal: \(directory.path)")
-        output.write("The account holds \(await engine.models.count) notes:")
+        let count = await engine.models.count
+        output.write("The account holds \(count) note\(count == 1 ? "" : "s")\(count == 0 ? "." : ":")")
         for note in await engine.models { output.write("  \(note.title)") }
         let host = ProcessInfo.processInfo.hostName
         let note = DemoNote(id: UUID().uuidString, title: "From \(host) at \(Date().formatted(.iso8601))")
@@ -99,7 +107,8 @@ struct RemoteDevice {
             for await change in changes {
                 switch change {
                 case .updated(let notes):
-                    for note in notes { output.write("  updated: \(note.title)") }
+                    // This device's own note comes back once, acknowledged: not news.
+                    for other in notes where other.id != note.id { output.write("  updated: \(other.title)") }
                 case .deleted(let names):
                     for name in names { output.write("  deleted: \(name)") }
                 }
