@@ -45,9 +45,10 @@ public struct CloudDatabaseConformance: Sendable {
     }
 
     /// Returns once the recorders' streams listen (see
-    /// ``ConformanceBackend/notificationsListening(on:)``).
-    func listening(_ recorders: NotificationRecorder...) async throws {
-        for recorder in recorders { try await backend.notificationsListening(on: recorder.database) }
+    /// ``CloudDatabase/notificationChannelsOpened()``), so that the check's
+    /// next write is heard.
+    func listening(_ recorders: NotificationRecorder...) async {
+        for recorder in recorders { await recorder.database.notificationChannelsOpened() }
     }
 
     /// A device of `user` on the private database, with the notes zone created.

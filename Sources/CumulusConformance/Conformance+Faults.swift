@@ -69,7 +69,7 @@ extension CloudDatabaseConformance {
         let databaseToken = try await database.fetchDatabaseChanges(since: nil, resultsLimit: nil).syncToken
         let zoneToken = try await database.zoneChanges(since: nil).syncToken
         let hears = NotificationRecorder(try await device())
-        try await listening(hears)
+        await listening(hears)
 
         try await faults.deleteZone(notesZone, ownedBy: try await database.currentUser().userRecordName)
         await hears.wait(for: .databaseChanged)
@@ -108,7 +108,7 @@ extension CloudDatabaseConformance {
         let device = try await deviceWithZone("alice")
         try await device.create([note("alice's")])
         let hears = NotificationRecorder(device)
-        try await listening(hears)
+        await listening(hears)
 
         try await faults.signOut(device)
         await hears.wait(for: .accountChanged)

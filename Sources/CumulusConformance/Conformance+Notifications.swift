@@ -9,7 +9,7 @@ extension CloudDatabaseConformance {
         _ = try await phone.modifySubscriptions([.save(Subscription(subscriptionID: "notes", zoneID: notesZone))])
         let phoneHears = NotificationRecorder(phone)
         let laptopHears = NotificationRecorder(laptop)
-        try await listening(phoneHears, laptopHears)
+        await listening(phoneHears, laptopHears)
 
         try await phone.create([note("a")])
         let expected: [CloudNotification] = [.zoneChanged(notesZone, subscriptionID: "notes"), .databaseChanged]
@@ -26,7 +26,7 @@ extension CloudDatabaseConformance {
             .save(Subscription(subscriptionID: "notes-2", zoneID: notesZone)),
         ])
         let laptop = NotificationRecorder(try await device())
-        try await listening(laptop)
+        await listening(laptop)
 
         let quiet = ZoneID(zoneName: "Quiet")
         try await phone.create([note("q", in: quiet)], in: quiet)
@@ -46,7 +46,7 @@ extension CloudDatabaseConformance {
         let laptop = try await device()
         let first = NotificationRecorder(laptop)
         let second = NotificationRecorder(laptop)
-        try await listening(first, second)
+        await listening(first, second)
         try await phone.create([note("a")])
         await first.wait(for: .databaseChanged)
         await second.wait(for: .databaseChanged)
@@ -63,7 +63,7 @@ extension CloudDatabaseConformance {
         _ = try await bob.modifySubscriptions([.save(Subscription(subscriptionID: "bob-notes", zoneID: notesZone))])
         let bobHears = NotificationRecorder(bob)
         let bobPublic = NotificationRecorder(try await backend.database(signedInAs: "bob", scope: .public))
-        try await listening(bobHears, bobPublic)
+        await listening(bobHears, bobPublic)
 
         try await alice.create([note("alice's")])
         // Then bob writes: what bob hears first is his own write.
@@ -76,7 +76,7 @@ extension CloudDatabaseConformance {
     func zoneChangesNotify() async throws {
         let phone = try await device()
         let laptop = NotificationRecorder(try await device())
-        try await listening(laptop)
+        await listening(laptop)
         try await phone.makeZone()
         await laptop.wait { $0.count >= 1 }
         _ = try await phone.modifySubscriptions([.save(Subscription(subscriptionID: "notes", zoneID: notesZone))])

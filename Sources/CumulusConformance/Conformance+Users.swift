@@ -50,7 +50,7 @@ extension CloudDatabaseConformance {
         let zone = ZoneID.defaultZone
         _ = try await bob.modifySubscriptions([.save(Subscription(subscriptionID: "public", zoneID: zone))])
         let bobHears = NotificationRecorder(bob)
-        try await listening(bobHears)
+        await listening(bobHears)
         let saved = try #require(try await alice.create([note("pinned", in: zone, ["v": .int64(1)])], in: zone).first)
         #expect(try await bob.fetch("pinned", in: zone) == saved)
         // Bob's subscription fires; the public database has no database changes to announce.

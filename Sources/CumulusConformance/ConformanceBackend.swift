@@ -12,17 +12,9 @@ public protocol ConformanceBackend: Sendable {
     /// The faults the backend can inject, or `nil` when it cannot: the fault
     /// checks then pass without checking anything.
     var faults: (any ConformanceFaults)? { get }
-
-    /// Returns once the notification streams opened on `database` listen: a
-    /// backend whose streams open over the network waits for them, so that
-    /// a check's next write is heard. Does nothing by default.
-    func notificationsListening(on database: any CloudDatabase) async throws
 }
 
 extension ConformanceBackend {
-    /// Streams that listen as soon as they are opened: nothing to wait for.
-    public func notificationsListening(on database: any CloudDatabase) async throws {}
-
     /// A new device signed in as `user` on the private database.
     public func database(signedInAs user: String) async throws -> any CloudDatabase {
         try await database(signedInAs: user, scope: .private)

@@ -67,9 +67,21 @@ public protocol CloudDatabase: Sendable {
     /// long poll that follows it): one new stream per call, ending when the
     /// reader stops reading.
     func notifications() -> AsyncStream<CloudNotification>
+
+    /// Waits until every stream of ``notifications()`` opened so far
+    /// listens, and returns whether any had to be waited for: a change made
+    /// while it opened may have gone unnotified, so a caller that must not
+    /// miss one fetches again. The default returns `false` at once, for
+    /// databases whose streams listen as soon as they are returned.
+    @discardableResult
+    func notificationChannelsOpened() async -> Bool
 }
 
 extension CloudDatabase {
+    /// Returns `false` at once: streams that listen as soon as they are returned.
+    @discardableResult
+    public func notificationChannelsOpened() async -> Bool { false }
+
     /// The status the server's answer to ``currentUser()`` implies.
     public func accountStatus() async -> AccountStatus {
         do {

@@ -158,7 +158,15 @@ extension SyncEngine {
                 await self.requestAutomaticSync()
             }
         }
-        backgroundTasks = [watcher, poller]
+        // A change written while the stream's channel opened is not
+        // notified: once it listens, fetch again if it was not listening
+        // from the start.
+        let database = database
+        let opened = Task { [weak self] in
+            guard await database.notificationChannelsOpened() else { return }
+            await self?.requestAutomaticSync()
+        }
+        backgroundTasks = [watcher, poller, opened]
         requestAutomaticSync()
     }
 

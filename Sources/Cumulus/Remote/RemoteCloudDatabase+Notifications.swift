@@ -19,12 +19,15 @@ extension RemoteCloudDatabase {
 
     /// Returns once every notification stream opened so far has its channel
     /// on the server (or has ended): from then on each of them hears every
-    /// change, including the device's own next write.
+    /// change, including the device's own next write. Returns whether any
+    /// channel was still opening when called.
     ///
-    /// A stream's channel opens with a request of its own after
-    /// ``notifications()`` returns; a caller that must not miss a write it
-    /// makes right away (a test, usually) waits for this first.
-    public func notificationChannelsOpened() async {
+    /// A stream's channel opens with a request of its own (`tokens/create`)
+    /// after ``notifications()`` returns, and hears what is written from
+    /// then on; a change written before that is not notified, which is why
+    /// a ``SyncEngine`` fetches once more when this returns `true`.
+    @discardableResult
+    public func notificationChannelsOpened() async -> Bool {
         await channels.waitUntilOpened()
     }
 
@@ -54,7 +57,7 @@ final class NotificationChannels: @unchecked Sendable {
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         /// Streams whose channel has no token yet.
         var opening: Set<UInt64> = []
-        var openWaiters: [CheckedContinuation<Void, Never>] = []
+        var openWaiters: [CheckedContinuation<Bool, Never>] = []
         var closed = false
     }
 
@@ -132,24 +135,25 @@ final class NotificationChannels: @unchecked Sendable {
 
     /// Notes that a stream's channel has its token (or that the stream ended).
     func opened(streamID: UInt64) {
-        let waiters: [CheckedContinuation<Void, Never>] = withLock { state in
+        let waiters: [CheckedContinuation<Bool, Never>] = withLock { state in
             state.opening.remove(streamID)
             guard state.opening.isEmpty else { return [] }
             defer { state.openWaiters.removeAll() }
             return state.openWaiters
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: true) }
     }
 
-    /// Returns once no stream is waiting for its channel's token.
-    func waitUntilOpened() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// Returns once no stream is waiting for its channel's token, and
+    /// whether one was.
+    func waitUntilOpened() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let open = withLock { state in
                 if state.opening.isEmpty { return true }
                 state.openWaiters.append(continuation)
                 return false
             }
-            if open { continuation.resume() }
+            if open { continuation.resume(returning: false) }
         }
     }
 
@@ -164,7 +168,7 @@ final class NotificationChannels: @unchecked Sendable {
             }
             return (Array(state.streams.values), state.openWaiters)
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: true) }
         for stream in streams {
             stream.task?.cancel()
             stream.continuation.finish()

@@ -21,10 +21,6 @@ struct RemoteBackend: ConformanceBackend {
     }
 
     var faults: (any ConformanceFaults)? { RemoteFaults(backend: self) }
-
-    func notificationsListening(on database: any CloudDatabase) async throws {
-        await (database as? RemoteCloudDatabase)?.notificationChannelsOpened()
-    }
 }
 
 /// The conformance checks' faults, made real: network failures in the
