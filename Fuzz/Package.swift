@@ -2,8 +2,9 @@
 import PackageDescription
 
 // Coverage-guided fuzzing, with libFuzzer and AddressSanitizer, of the
-// wire reader and the record coders (FuzzCodec) and of opening an engine's
-// journal (FuzzJournal). Build and run with `Fuzz/run` (see
+// wire reader and the record coders (FuzzCodec), of opening an engine's
+// journal (FuzzJournal) and of the protocol's request and answer decoders
+// (FuzzProtocol). Build and run with `Fuzz/run` (see
 // Fuzz/README.md); CI replays the committed corpus.
 let package = Package(
     name: "CumulusFuzz",
@@ -20,6 +21,7 @@ let package = Package(
         ),
         .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "FuzzChecks"]),
         .executableTarget(name: "FuzzJournal", dependencies: ["FuzzDriver", "FuzzChecks"]),
+        .executableTarget(name: "FuzzProtocol", dependencies: ["FuzzDriver", "FuzzChecks"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -154,6 +154,24 @@ struct WireRequestTests {
                     zoneID: .defaultZone, atomic: true))
     }
 
+    @Test("a delete's record keeps its name, type, change tag and zone, so that it reads back as it was read")
+    func deleteDropsFields() throws {
+        // The round trip FuzzProtocol checks (Fuzz/Corpus/protocol/delete-with-fields).
+        let body = """
+            {"operations":[{"operationType":"delete","record":{"recordName":"n","recordType":"T",\
+            "recordChangeTag":"t1","fields":{"a":{"value":1,"type":"INT64"}},\
+            "created":{"timestamp":5},"modified":{"timestamp":6}}}]}
+            """
+        let request = try CloudRequest.decode(.modifyRecords, body: utf8(body))
+        let record = Record(
+            recordType: "T", recordName: "n", metadata: RecordMetadata(changeTag: "t1", zoneID: .defaultZone))
+        #expect(
+            request
+                == .modifyRecords(operations: [RecordOperation(.delete, record)], zoneID: .defaultZone, atomic: true))
+        let encoded = try #require(try request.encodedBody())
+        #expect(try CloudRequest.decode(.modifyRecords, body: encoded) == request)
+    }
+
     @Test("a typeless field takes the schema's type before its JSON shape")
     func fieldTypesLookup() throws {
         let body = """

@@ -5,6 +5,7 @@ import Foundation
 /// both models with every field set, entries, and the JSON of nested values
 /// and documents, each after its mode byte (see ``fuzzCodec(_:_:)``). For
 /// `FuzzJournal`: the journal of an engine with synced and pending changes.
+/// For `FuzzProtocol`: ``ProtocolSeeds``.
 public enum Seeds {
     /// A strict model, every property set.
     static let strict = StrictModel(
@@ -87,11 +88,12 @@ public enum Seeds {
     }
 
     /// Writes the seeds into `directory`: those of `FuzzCodec` into
-    /// `codec/`, the journal of `FuzzJournal` into `journal/`.
+    /// `codec/`, the journal of `FuzzJournal` into `journal/`, those of
+    /// `FuzzProtocol` (``ProtocolSeeds``) into `protocol/`.
     public static func write(to directory: String) async throws {
         let root = URL(fileURLWithPath: directory)
         let journal: [(name: String, bytes: [UInt8])] = [("seed-engine", try await JournalScratch.seed())]
-        for (folder, seeds) in [("codec", try codec()), ("journal", journal)] {
+        for (folder, seeds) in [("codec", try codec()), ("journal", journal), ("protocol", try ProtocolSeeds.all())] {
             let target = root.appendingPathComponent(folder)
             try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
             for (name, bytes) in seeds {

@@ -7,7 +7,8 @@ extension CloudRequest {
     /// Members may come in any order; unknown members are ignored; integers
     /// may be strings (`numbersAsStrings`). A missing `zoneID` is the default
     /// zone, a missing `atomic` is `true`, and a record without a `zoneID`
-    /// belongs to the request's zone. The `GET` operations accept an empty
+    /// belongs to the request's zone. The record of a delete keeps its name,
+    /// type, change tag and zone; its fields and stamps are dropped. The `GET` operations accept an empty
     /// body or any object.
     ///
     /// - Parameter fieldTypes: The types of fields sent without `type`; when
@@ -186,7 +187,14 @@ extension CloudRequest {
     {
         let start = reader.position
         switch try reader.readRecord(allowingMissingType: type.isDelete) {
-        case .record(let record, let hasZoneID):
+        case .record(var record, let hasZoneID):
+            if type.isDelete {
+                // A delete carries its record's name, type, change tag and
+                // zone only, as `encodedBody()` writes it: the rest is ignored.
+                record.fields = [:]
+                record.metadata?.created = nil
+                record.metadata?.modified = nil
+            }
             return (record, hasZoneID)
         case .deleted, .failure:
             throw reader.error(
