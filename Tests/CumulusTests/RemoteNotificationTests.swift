@@ -143,7 +143,10 @@ struct RemoteNotificationTests {
         #expect(create.request.method == "POST")
         #expect(create.path == base + "/tokens/create")
         #expect(create.query["ckWebAuthToken"] == webAuthToken)
-        #expect(try CloudRequest.decode(.createToken, body: create.request.body ?? []) == .createToken)
+        // The body names the environment, as CloudKit's tokens/create wants.
+        #expect(
+            try CloudRequest.decode(.createToken, body: create.request.body ?? [])
+                == .createToken(apnsEnvironment: .production))
         try create.respond(token(name))
     }
 

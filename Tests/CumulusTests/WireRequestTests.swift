@@ -74,7 +74,8 @@ struct WireRequestTests {
         .listSubscriptions,
         .lookupSubscriptions(["s1", "s2"]),
         .currentUser,
-        .createToken,
+        .createToken(apnsEnvironment: .production),
+        .createToken(apnsEnvironment: nil),
     ]
 
     @Test("every request reads back as it was written", arguments: requests)
@@ -95,7 +96,9 @@ struct WireRequestTests {
             }
         }
         #expect(
-            try CloudRequest.decode(.createToken, body: utf8(#"{"apnsEnvironment":"development"}"#)) == .createToken)
+            try CloudRequest.decode(.createToken, body: utf8(#"{"apnsEnvironment":"development"}"#))
+                == .createToken(apnsEnvironment: .development))
+        #expect(try CloudRequest.decode(.createToken, body: utf8("{}")) == .createToken(apnsEnvironment: nil))
         let error = cloudError { try CloudRequest.decode(.createToken, body: utf8(#"{"apnsEnvironment":"staging"}"#)) }
         #expect(error?.code == .badRequest)
         #expect(error?.reason.contains("staging") == true)

@@ -95,7 +95,7 @@ enum ProtocolSeeds {
         .listSubscriptions,
         .lookupSubscriptions(["s1", "s2"]),
         .currentUser,
-        .createToken,
+        .createToken(apnsEnvironment: .development),
     ]
 
     static let answers: [(CloudOperation, CloudResponse)] = [

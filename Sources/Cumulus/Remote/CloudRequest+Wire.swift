@@ -77,8 +77,14 @@ extension CloudRequest {
                     writer.append(byte: UInt8(ascii: "}"))
                 }
                 writer.appendRaw("]}")
-            case .createToken:
-                writer.appendRaw("{}")
+            case .createToken(let environment):
+                if let environment {
+                    writer.appendRaw(#"{"apnsEnvironment":"#)
+                    writer.appendString(environment.rawValue)
+                    writer.append(byte: UInt8(ascii: "}"))
+                } else {
+                    writer.appendRaw("{}")
+                }
             }
             return writer.bytes
         }

@@ -87,21 +87,23 @@ extension CloudRequest {
     private static func readBodyless(_ operation: CloudOperation, _ reader: inout WireBodyReader) throws
         -> CloudRequest
     {
+        var environment: CloudEnvironment?
         if !reader.isBlank {
             try reader.readObject("the request") { reader, key in
                 guard operation == .createToken, key == "apnsEnvironment" else { return try reader.skipValue() }
                 let start = reader.position
                 let name = try reader.readString("apnsEnvironment, a string")
-                guard CloudEnvironment(rawValue: name) != nil else {
+                guard let named = CloudEnvironment(rawValue: name) else {
                     throw reader.error("unknown apnsEnvironment '\(name)' (development or production)", at: start)
                 }
+                environment = named
             }
         }
         switch operation {
         case .listZones: return .listZones
         case .listSubscriptions: return .listSubscriptions
         case .currentUser: return .currentUser
-        default: return .createToken
+        default: return .createToken(apnsEnvironment: environment)
         }
     }
 

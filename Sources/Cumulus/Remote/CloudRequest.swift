@@ -70,8 +70,10 @@ public enum CloudRequest: Sendable, Hashable {
     case lookupSubscriptions([String])
     /// `users/current`.
     case currentUser
-    /// `tokens/create`.
-    case createToken
+    /// `tokens/create`: a notification channel. CloudKit wants the APNs
+    /// environment in the body; the Cumulus server takes the path's when it
+    /// is `nil`.
+    case createToken(apnsEnvironment: CloudEnvironment?)
 
     /// The operation, which names the request's path.
     public var operation: CloudOperation {

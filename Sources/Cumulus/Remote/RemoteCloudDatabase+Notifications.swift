@@ -290,7 +290,10 @@ struct NotificationChannel {
         if let existing = self.token {
             token = existing
         } else {
-            guard case .token(let created) = try await session.perform(.createToken, credentials: credentials) else {
+            guard
+                case .token(let created) = try await session.perform(
+                    .createToken(apnsEnvironment: session.configuration.environment), credentials: credentials)
+            else {
                 throw CloudError(.internalError, reason: "the server's answer to tokens/create has the wrong shape")
             }
             token = created
