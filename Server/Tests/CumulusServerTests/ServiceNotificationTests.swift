@@ -38,6 +38,33 @@ struct ServiceNotificationTests {
         try await fixture.tearDown()
     }
 
+    @Test("channels nobody polls are forgotten; a channel with a poll waiting is kept and still hears writes")
+    func idleChannelsAreForgotten() async throws {
+        let fixture = try await ServiceFixture.make(notificationIdleLimit: .milliseconds(50))
+        let service = fixture.service
+        let alice = caller("alice")
+        try await service.createZone(as: alice)
+        let idle = try await service.createNotificationToken(for: alice)
+        let waiting = try await service.createNotificationToken(for: alice)
+        let cursor = try await service.pollNotifications(token: waiting, cursor: nil, timeout: .zero).cursor
+        let poll = Task { try await service.pollNotifications(token: waiting, cursor: cursor, timeout: .seconds(600)) }
+        try await Task.sleep(for: .milliseconds(200))
+
+        // Opening another channel forgets the idle one, not the one a poll waits on.
+        let fresh = try await service.createNotificationToken(for: alice)
+        do {
+            _ = try await service.pollNotifications(token: idle, cursor: nil, timeout: .zero)
+            Issue.record("an idle channel was kept")
+        } catch let error as CloudError {
+            #expect(error.code == .notFound)
+        }
+        _ = try await service.modify([RecordOperation(.create, note("a"))], as: alice)
+        #expect(try await poll.value.notifications == [.databaseChanged])
+        let heard = try await service.pollNotifications(token: fresh, cursor: nil, timeout: .zero)
+        #expect(heard.notifications == [.databaseChanged])
+        try await fixture.tearDown()
+    }
+
     @Test func pollTimesOutEmptyAndUnknownTokensFail() async throws {
         let fixture = try await ServiceFixture.make()
         let token = try await fixture.service.createNotificationToken(for: caller("alice"))

@@ -9,13 +9,17 @@ struct ServiceFixture {
     var path: String { directory.appendingPathComponent("cumulus.sqlite").path }
     var service: CloudService
 
-    static func make(recordSizeLimit: Int = RecordEncoder.defaultSizeLimit) async throws -> ServiceFixture {
+    static func make(
+        recordSizeLimit: Int = RecordEncoder.defaultSizeLimit, notificationIdleLimit: Duration = .seconds(600)
+    ) async throws -> ServiceFixture {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-service-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("cumulus.sqlite").path
         return ServiceFixture(
-            directory: directory, service: try await CloudService.open(path: path, recordSizeLimit: recordSizeLimit))
+            directory: directory,
+            service: try await CloudService.open(
+                path: path, recordSizeLimit: recordSizeLimit, notificationIdleLimit: notificationIdleLimit))
     }
 
     /// Closes the service and opens the same file again.

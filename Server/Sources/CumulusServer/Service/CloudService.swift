@@ -18,7 +18,7 @@ public final class CloudService: CloudServing {
     /// (`WireFormat.encodedSize(ofFields:)`); a larger one answers `BAD_REQUEST`.
     public let recordSizeLimit: Int
 
-    let hub = NotificationHub()
+    let hub: NotificationHub
     /// The databases known to exist, so that their first-use check costs no
     /// transaction (databases are never deleted).
     private let knownDatabases = Locked(Set<DatabaseKey>())
@@ -32,17 +32,28 @@ public final class CloudService: CloudServing {
 
     /// Creates a service over `storage`.
     ///
-    /// - Parameter recordSizeLimit: The largest record accepted, 1 MB by default.
-    public init(storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit) {
+    /// - Parameters:
+    ///   - recordSizeLimit: The largest record accepted, 1 MB by default.
+    ///   - notificationIdleLimit: How long a notification channel that no
+    ///     poll uses is kept (10 minutes by default); its client then gets
+    ///     `NOT_FOUND` and opens a new one.
+    public init(
+        storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
+        notificationIdleLimit: Duration = .seconds(600)
+    ) {
         self.storage = storage
         self.recordSizeLimit = recordSizeLimit
+        hub = NotificationHub(idleLimit: notificationIdleLimit)
     }
 
     /// Opens (creating if needed) a service on the SQLite file at `path`.
-    public static func open(path: String, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit) async throws
-        -> CloudService
-    {
-        CloudService(storage: try await SQLiteStorage(path: path), recordSizeLimit: recordSizeLimit)
+    public static func open(
+        path: String, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
+        notificationIdleLimit: Duration = .seconds(600)
+    ) async throws -> CloudService {
+        CloudService(
+            storage: try await SQLiteStorage(path: path), recordSizeLimit: recordSizeLimit,
+            notificationIdleLimit: notificationIdleLimit)
     }
 
     /// Closes the storage and ends the notification polls waiting.

@@ -11,6 +11,16 @@ final class NotificationHub: Sendable {
     /// The most notifications a channel keeps for polls that fall behind.
     static let capacity = 1_000
 
+    /// How long a channel that nobody polls is kept: a client that stops
+    /// polling (the app quit) leaves its channel behind, and one that comes
+    /// back later gets NOT_FOUND and opens a new one.
+    let idleLimit: Duration
+    private let clock = ContinuousClock()
+
+    init(idleLimit: Duration = .seconds(600)) {
+        self.idleLimit = idleLimit
+    }
+
     struct ChannelKey: Hashable, Sendable {
         var container: String
         var environment: CloudEnvironment
@@ -21,6 +31,8 @@ final class NotificationHub: Sendable {
 
     private struct Channel: Sendable {
         var key: ChannelKey
+        /// When a poll last started or ended.
+        var lastActive: ContinuousClock.Instant
         /// The sequence number of `notifications.first`.
         var first = 0
         var notifications: [CloudNotification] = []
@@ -31,6 +43,9 @@ final class NotificationHub: Sendable {
 
     private struct State: Sendable {
         var channels: [String: Channel] = [:]
+        /// The tokens of the channels that hear each database's writes, so
+        /// that a write visits only its listeners.
+        var listeners: [DatabaseKey: Set<String>] = [:]
         var nextWaiter = 0
         var closed = false
     }
@@ -38,7 +53,25 @@ final class NotificationHub: Sendable {
     private let state = Locked(State())
 
     func createChannel(_ key: ChannelKey, token: String) {
-        state.withLock { $0.channels[token] = Channel(key: key) }
+        let now = clock.now
+        state.withLock { state in
+            // Creating channels is rare next to writes: the place to forget idle ones.
+            for (idle, channel) in state.channels
+            where channel.waiters.isEmpty && channel.lastActive.duration(to: now) > idleLimit {
+                state.channels[idle] = nil
+                state.listeners[Self.listened(by: channel.key)]?.remove(idle)
+            }
+            state.channels[token] = Channel(key: key, lastActive: now)
+            state.listeners[Self.listened(by: key), default: []].insert(token)
+        }
+    }
+
+    /// The database whose writes a channel hears: the user's own private or
+    /// shared database, or the container's public one.
+    private static func listened(by key: ChannelKey) -> DatabaseKey {
+        DatabaseKey(
+            container: key.container, environment: key.environment, scope: key.scope,
+            owner: key.scope == .public ? "" : key.user)
     }
 
     /// Sends a write's notifications to the channels that listen to the
@@ -47,11 +80,8 @@ final class NotificationHub: Sendable {
     func publish(key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription]) {
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             var woken: [CheckedContinuation<Void, Never>] = []
-            for token in state.channels.keys {
-                guard var channel = state.channels[token], channel.key.container == key.container,
-                    channel.key.environment == key.environment, channel.key.scope == key.scope,
-                    key.scope == .public || channel.key.user == key.owner
-                else { continue }
+            for token in state.listeners[key] ?? [] {
+                guard var channel = state.channels[token] else { continue }
                 let watched = subscriptions.filter { $0.user == channel.key.user }
                     .map(\.subscription).sorted { $0.subscriptionID < $1.subscriptionID }
                 var notifications: [CloudNotification] = []
@@ -121,10 +151,14 @@ final class NotificationHub: Sendable {
         return try batch(token: token, from: start)
     }
 
-    /// The channel's notifications from `start` (or its oldest kept one).
+    /// The channel's notifications from `start` (or its oldest kept one),
+    /// marking the channel as in use.
     private func batch(token: String, from start: Int) throws -> NotificationBatch {
+        let now = clock.now
         let result = state.withLock { state -> NotificationBatch? in
             guard let channel = state.channels[token] else { return nil }
+            // Read at a poll's start and end: the channel is in use.
+            state.channels[token]?.lastActive = now
             let from = max(start, channel.first)
             guard from < channel.next else { return NotificationBatch(notifications: [], cursor: "n\(channel.next)") }
             return NotificationBatch(
