@@ -7,6 +7,7 @@
 //   swift package --package-path Benchmarks benchmark --target Engine
 //   swift run -c release --package-path Benchmarks CodecRatios       # ratio table, no harness
 //   swift run -c release --package-path Benchmarks ServerFigures     # the record server's figures
+//   bash .ci/codec-ratios                                             # CodecInstructions under callgrind
 import PackageDescription
 
 let package = Package(
@@ -31,6 +32,16 @@ let package = Package(
         // back to back in one process. No harness.
         .executableTarget(
             name: "CodecRatios",
+            dependencies: [
+                "BenchmarkModels",
+                .product(name: "CloudCodable", package: "Cumulus"),
+            ]
+        ),
+        // One whole codec path or its Foundation baseline, N times, for
+        // callgrind to count (.ci/codec-ratios). Only the root package's
+        // CloudCodable, so CI builds none of the server in release.
+        .executableTarget(
+            name: "CodecInstructions",
             dependencies: [
                 "BenchmarkModels",
                 .product(name: "CloudCodable", package: "Cumulus"),
