@@ -6,9 +6,9 @@ import Testing
 
 @Suite("HTTP authentication")
 struct HTTPAuthenticationTests {
-    @Test("tokens: missing, malformed, wrong, another container's, no user, unknown user, good")
-    func tokenMatrix() async throws {
-        try await HTTPTestServer.with { server in
+    @Test("tokens: missing, malformed, wrong, another container's, no user, unknown user, good", arguments: TestStore.single)
+    func tokenMatrix(_ store: TestStore) async throws {
+        try await HTTPTestServer.with(store: store) { server in
             let other = try await server.service.addContainer(named: "iCloud.com.example.other")
             let path = server.path("users/current")
             let cases: [(query: [String: String], code: CloudError.Code, status: Int)] = [
@@ -41,9 +41,9 @@ struct HTTPAuthenticationTests {
         }
     }
 
-    @Test("a web auth token of another container is refused")
-    func webAuthTokenOfAnotherContainer() async throws {
-        try await HTTPTestServer.with { server in
+    @Test("a web auth token of another container is refused", arguments: TestStore.single)
+    func webAuthTokenOfAnotherContainer(_ store: TestStore) async throws {
+        try await HTTPTestServer.with(store: store) { server in
             let otherName = "iCloud.com.example.other"
             let otherToken = try await server.service.addContainer(named: otherName)
             let answer = try await server.send(
@@ -53,9 +53,9 @@ struct HTTPAuthenticationTests {
         }
     }
 
-    @Test("a good signature reaches the public database with no user")
-    func goodSignature() async throws {
-        try await HTTPTestServer.with { server in
+    @Test("a good signature reaches the public database with no user", arguments: TestStore.single)
+    func goodSignature(_ store: TestStore) async throws {
+        try await HTTPTestServer.with(store: store) { server in
             let key = P256.Signing.PrivateKey()
             let keyID = try await server.service.addServerKey(
                 container: server.container, publicKeyPEM: key.publicKey.pemRepresentation)
@@ -73,9 +73,9 @@ struct HTTPAuthenticationTests {
         }
     }
 
-    @Test("bad, stale and unknown signatures are refused; keys are for the public database only")
-    func badSignatures() async throws {
-        try await HTTPTestServer.with { server in
+    @Test("bad, stale and unknown signatures are refused; keys are for the public database only", arguments: TestStore.single)
+    func badSignatures(_ store: TestStore) async throws {
+        try await HTTPTestServer.with(store: store) { server in
             let key = P256.Signing.PrivateKey()
             let keyID = try await server.service.addServerKey(
                 container: server.container, publicKeyPEM: key.publicKey.pemRepresentation)

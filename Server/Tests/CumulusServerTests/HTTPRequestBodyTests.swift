@@ -25,10 +25,12 @@ struct HTTPRequestBodyTests {
         return records.filter { $0["serverErrorCode"] == nil }.compactMap { $0["recordName"] as? String }
     }
 
-    @Test("bad bodies get their error dictionary, change nothing, and the server keeps serving")
-    func badBodies() async throws {
+    @Test(
+        "bad bodies get their error dictionary, change nothing, and the server keeps serving",
+        arguments: TestStore.single)
+    func badBodies(_ store: TestStore) async throws {
         let configuration = ServerConfiguration(port: 0, maximumBodySize: 256 * 1024)
-        try await HTTPTestServer.with(configuration: configuration) { server in
+        try await HTTPTestServer.with(store: store, configuration: configuration) { server in
             let good = Self.modify([Self.create("n1")])
             let deep =
                 #"{"operations":"# + String(repeating: "[", count: 100_000)

@@ -21,7 +21,7 @@ struct HTTPTestServer: Sendable {
 
     /// Runs `body` against a server that stops when it returns.
     static func with<T: Sendable>(
-        configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger),
+        store: TestStore = .sqlite, configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger),
         faults: ServerFaults? = nil, wrap: @Sendable (CloudService) -> any CloudServing = { $0 },
         _ body: @Sendable (HTTPTestServer) async throws -> T
     ) async throws -> T {
@@ -29,10 +29,19 @@ struct HTTPTestServer: Sendable {
             .appendingPathComponent("cumulus-http-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let service = try await makeTestService(directory: directory)
+        let stores = try await store.makeServices(directory: directory)
+        let service = stores.services[0]
         let container = "iCloud.com.example.notes"
-        let apiToken = try await service.addContainer(named: container)
-        let user = try await service.addUser(named: "alice", container: container)
+        let apiToken: String
+        let user: (userRecordName: String, webAuthToken: String)
+        do {
+            apiToken = try await service.addContainer(named: container)
+            let made = try await service.addUser(named: "alice", container: container)
+            user = (made.userRecordName, made.webAuthToken)
+        } catch {
+            await stores.close()
+            throw error
+        }
         var configuration = configuration
         configuration.port = 0
         let server = CumulusHTTPServer(service: wrap(service), configuration: configuration, faults: faults)
@@ -51,10 +60,11 @@ struct HTTPTestServer: Sendable {
                 group.cancelAll()
                 try await group.waitForAll()
                 try await service.close()
+                await stores.close()
                 return result
             } catch {
                 group.cancelAll()
-                try? await service.close()
+                await stores.close()
                 throw error
             }
         }

@@ -166,11 +166,18 @@ final class Acknowledgements: Sendable {
 final class ServeProcess: Sendable {
     let process: Process
     let baseURL: URL
+    let container: String
 
-    init(executable: URL, data: URL) throws {
+    /// Serves the SQLite store in `data`.
+    convenience init(executable: URL, data: URL) throws {
+        try self.init(executable: executable, store: ["--data", data.path], container: "crash")
+    }
+
+    /// Serves the store that `store` (`--data DIR` or `--postgres URL`) names.
+    init(executable: URL, store: [String], container: String) throws {
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["serve", "--port", "0", "--data", data.path]
+        process.arguments = ["serve", "--port", "0"] + store
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -196,13 +203,15 @@ final class ServeProcess: Sendable {
             while !reader.availableData.isEmpty {}
         }
         self.process = process
+        self.container = container
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
     }
 
     func database(apiToken: String, webAuthToken: String) -> RemoteCloudDatabase {
         RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(
-                baseURL: baseURL, container: "crash", requestTimeout: .seconds(10)),
+                baseURL: baseURL, container: container, requestTimeout: .seconds(10),
+                notificationBackoff: RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .seconds(1))),
             credentials: .user(apiToken: apiToken, webAuthToken: webAuthToken))
     }
 

@@ -5,9 +5,11 @@ import Testing
 /// zone ID the other user's requests name.
 @Suite("Isolation over HTTP")
 struct IsolationTests {
-    @Test("bob can neither read, query, fetch the changes of, nor write alice's private zone")
-    func privateZoneIsOutOfReach() async throws {
-        let server = try await RunningServer.start()
+    @Test(
+        "bob can neither read, query, fetch the changes of, nor write alice's private zone",
+        arguments: TestStore.available)
+    func privateZoneIsOutOfReach(_ store: TestStore) async throws {
+        let server = try await RunningServer.start(store: store)
         do {
             try await checkIsolation(server)
         } catch {

@@ -1,11 +1,11 @@
 import CumulusConformance
 import Testing
 
-@Suite("RemoteCloudDatabase conformance against the record server on SQLite")
+@Suite("RemoteCloudDatabase conformance against the record server on each store")
 struct RemoteConformanceTests {
-    @Test(arguments: CloudDatabaseConformance.checks)
-    func conforms(_ check: CloudDatabaseConformance.Check) async throws {
-        let server = try await RunningServer.start()
+    @Test(arguments: TestStore.available, CloudDatabaseConformance.checks)
+    func conforms(_ store: TestStore, _ check: CloudDatabaseConformance.Check) async throws {
+        let server = try await RunningServer.start(store: store)
         do {
             try await check.run(on: RemoteBackend(server: server))
         } catch {
@@ -15,9 +15,9 @@ struct RemoteConformanceTests {
         await server.stop()
     }
 
-    @Test(arguments: SyncEngineConformance.checks)
-    func engineConforms(_ check: SyncEngineConformance.Check) async throws {
-        let server = try await RunningServer.start()
+    @Test(arguments: TestStore.available, SyncEngineConformance.checks)
+    func engineConforms(_ store: TestStore, _ check: SyncEngineConformance.Check) async throws {
+        let server = try await RunningServer.start(store: store)
         do {
             try await check.run(on: RemoteBackend(server: server))
         } catch {

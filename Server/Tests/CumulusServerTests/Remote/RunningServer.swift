@@ -3,57 +3,78 @@ import CumulusServer
 import Foundation
 import Synchronization
 
-/// A record server on SQLite in this process, listening on an ephemeral
-/// loopback port, with one container; users are made on first use.
+/// A record server (or two on one PostgreSQL database) in this process,
+/// listening on ephemeral loopback ports, with one container; users are
+/// made on first use.
 final class RunningServer: Sendable {
-    let service: CloudService
-    let baseURL: URL
+    let stores: TestServices
+    /// The first server's service, which the admin controls go through.
+    var service: CloudService { stores.services[0] }
+    let baseURLs: [URL]
+    /// The first server's address.
+    var baseURL: URL { baseURLs[0] }
     let container: String
     let apiToken: String
     let faults: ServerFaults
     let directory: URL
-    private let task: Task<Void, any Error>
+    private let tasks: [Task<Void, any Error>]
     private let users = Mutex<[String: (recordName: String, token: String)]>([:])
+    /// How many devices were made, so that they alternate between servers.
+    private let devices = Mutex(0)
 
     private init(
-        service: CloudService, baseURL: URL, container: String, apiToken: String, faults: ServerFaults,
-        directory: URL, task: Task<Void, any Error>
+        stores: TestServices, baseURLs: [URL], container: String, apiToken: String, faults: ServerFaults,
+        directory: URL, tasks: [Task<Void, any Error>]
     ) {
         self.faults = faults
-        self.service = service
-        self.baseURL = baseURL
+        self.stores = stores
+        self.baseURLs = baseURLs
         self.container = container
         self.apiToken = apiToken
         self.directory = directory
-        self.task = task
+        self.tasks = tasks
     }
 
-    /// Starts a server over a new SQLite file in a temporary directory.
-    static func start(configuration: ServerConfiguration = ServerConfiguration(port: 0)) async throws
-        -> RunningServer
+    /// Starts a server over a fresh store: a new SQLite file in a temporary
+    /// directory, or a new PostgreSQL database with one server or two
+    /// (devices then alternate between them, and faults hit both).
+    static func start(store: TestStore = .sqlite, configuration: ServerConfiguration = ServerConfiguration(port: 0))
+        async throws -> RunningServer
     {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-server-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let service = try await CloudService.open(path: directory.appendingPathComponent("cumulus.sqlite").path)
+        let stores = try await store.makeServices(directory: directory)
         let container = "iCloud.com.example.conformance"
-        let apiToken = try await service.addContainer(named: container)
+        let apiToken: String
+        do {
+            apiToken = try await stores.services[0].addContainer(named: container)
+        } catch {
+            await stores.close()
+            throw error
+        }
         var configuration = configuration
         configuration.port = 0
         configuration.logger.logLevel = .warning
         let faults = ServerFaults()
-        let server = CumulusHTTPServer(service: service, configuration: configuration, faults: faults)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let task = Task { try await server.run { port in continuation.yield(port) } }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else {
-            task.cancel()
-            throw CloudError(.internalError, reason: "the test server did not start")
+        var baseURLs: [URL] = []
+        var tasks: [Task<Void, any Error>] = []
+        for service in stores.services {
+            let server = CumulusHTTPServer(service: service, configuration: configuration, faults: faults)
+            let (ports, continuation) = AsyncStream<Int>.makeStream()
+            let task = Task { try await server.run { port in continuation.yield(port) } }
+            tasks.append(task)
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else {
+                for task in tasks { task.cancel() }
+                await stores.close()
+                throw CloudError(.internalError, reason: "the test server did not start")
+            }
+            baseURLs.append(URL(string: "http://127.0.0.1:\(port)")!)
         }
-        let running = RunningServer(
-            service: service, baseURL: URL(string: "http://127.0.0.1:\(port)")!, container: container,
-            apiToken: apiToken, faults: faults, directory: directory, task: task)
-        return running
+        return RunningServer(
+            stores: stores, baseURLs: baseURLs, container: container, apiToken: apiToken, faults: faults,
+            directory: directory, tasks: tasks)
     }
 
     /// The record name and web auth token of the container's user `name`,
@@ -77,18 +98,22 @@ final class RunningServer: Sendable {
         transport: any CloudTransport = URLSessionTransport()
     ) async throws -> RemoteCloudDatabase {
         let token = try await self.user(user).token
+        let index = devices.withLock { count in
+            defer { count += 1 }
+            return count % baseURLs.count
+        }
         return RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(
-                baseURL: baseURL, container: container, scope: scope,
+                baseURL: baseURLs[index], container: container, scope: scope,
                 notificationBackoff: RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .seconds(1))),
             credentials: .user(apiToken: apiToken, webAuthToken: token), transport: transport)
     }
 
     /// Stops listening and closes the store.
     func stop() async {
-        task.cancel()
-        _ = try? await task.value
-        try? await service.close()
+        for task in tasks { task.cancel() }
+        for task in tasks { _ = try? await task.value }
+        await stores.close()
         try? FileManager.default.removeItem(at: directory)
     }
 }

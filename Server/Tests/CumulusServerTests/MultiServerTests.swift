@@ -1,0 +1,225 @@
+import Cumulus
+import CumulusServer
+import Foundation
+import Synchronization
+import Testing
+
+/// Two `cumulus serve` processes on one PostgreSQL database behave as one
+/// server: writes are visible through both at once, a change tag wins once,
+/// a zone's feed neither skips nor repeats, and a long poll on one hears a
+/// write through the other.
+@Suite("Two server processes on one PostgreSQL", .serialized, PostgresTestDatabase.required)
+struct MultiServerTests {
+    /// Two servers on a fresh database, with users provisioned by the CLI.
+    final class Pair: Sendable {
+        let database: PostgresTestDatabase
+        let servers: [ServeProcess]
+        let apiToken: String
+        let userTokens: [String: String]
+
+        static func start(users: [String] = ["alice", "bob"]) async throws -> Pair {
+            let executable = try #require(ServerCrashTests.executableURL, "the cumulus executable was not built")
+            let database = try await PostgresTestDatabase.create()
+            do {
+                let store = ["--postgres", database.url.connectionString]
+                let apiToken = try ServerCrashTests.lastLine(of: executable, ["container", "add", "multi"] + store)
+                var userTokens: [String: String] = [:]
+                for user in users {
+                    userTokens[user] = try ServerCrashTests.lastLine(
+                        of: executable, ["user", "add", user, "--container", "multi"] + store)
+                }
+                let servers = try (0..<2).map { _ in
+                    try ServeProcess(executable: executable, store: store, container: "multi")
+                }
+                return Pair(database: database, servers: servers, apiToken: apiToken, userTokens: userTokens)
+            } catch {
+                try? await database.drop()
+                throw error
+            }
+        }
+
+        private init(database: PostgresTestDatabase, servers: [ServeProcess], apiToken: String, userTokens: [String: String]) {
+            self.database = database
+            self.servers = servers
+            self.apiToken = apiToken
+            self.userTokens = userTokens
+        }
+
+        /// A device of `user` talking to server `index`.
+        func device(_ user: String, on index: Int) -> RemoteCloudDatabase {
+            servers[index].database(apiToken: apiToken, webAuthToken: userTokens[user]!)
+        }
+
+        func stop() async {
+            for server in servers { server.kill() }
+            try? await database.drop()
+        }
+    }
+
+    static func with(_ body: (Pair) async throws -> Void) async throws {
+        let pair = try await Pair.start()
+        do {
+            try await body(pair)
+        } catch {
+            await pair.stop()
+            throw error
+        }
+        await pair.stop()
+    }
+
+    @Test("a write through one server is visible through the other at once")
+    func writesAreVisibleThroughBoth() async throws {
+        try await Self.with { pair in
+            let first = pair.device("alice", on: 0)
+            let second = pair.device("alice", on: 1)
+            let zone = ZoneID(zoneName: "Shared")
+            _ = try await first.modifyZones([.create(zone)])
+            for round in 0..<10 {
+                let (writer, reader) = round.isMultiple(of: 2) ? (first, second) : (second, first)
+                let record = Record(
+                    recordType: "Note", recordName: "note-\(round)", zoneID: zone, fields: ["n": .int64(Int64(round))])
+                let saved = try #require(
+                    try await writer.modifyRecords([RecordOperation(.create, record)], zoneID: zone, atomic: true)[0]
+                        .record)
+                let read = try await reader.lookupRecords([record.recordName], zoneID: zone, desiredKeys: nil)
+                #expect(read[0].record == saved)
+            }
+            // The other user sees none of it through either server.
+            for index in 0..<2 {
+                let bob = pair.device("bob", on: index)
+                let zones = try await bob.listZones()
+                #expect(!zones.contains { $0.zoneID.zoneName == "Shared" })
+            }
+        }
+    }
+
+    @Test("the same change tag sent through both servers at once wins exactly once")
+    func sameChangeTagWinsOnce() async throws {
+        try await Self.with { pair in
+            let devices = [pair.device("alice", on: 0), pair.device("alice", on: 1)]
+            let zone = ZoneID(zoneName: "Race")
+            _ = try await devices[0].modifyZones([.create(zone)])
+            var current = try #require(
+                try await devices[0].modifyRecords(
+                    [RecordOperation(.create, Record(recordType: "Counter", recordName: "c", zoneID: zone))],
+                    zoneID: zone, atomic: true)[0].record)
+            for round in 0..<25 {
+                let base = current
+                let results = try await withThrowingTaskGroup(of: (Int, RecordResult).self) { group in
+                    for (index, device) in devices.enumerated() {
+                        var edited = base
+                        edited["writer"] = .string("server-\(index)-round-\(round)")
+                        group.addTask {
+                            (index, try await device.modifyRecords([RecordOperation(.update, edited)], zoneID: zone, atomic: true)[0])
+                        }
+                    }
+                    var results: [(Int, RecordResult)] = []
+                    for try await result in group { results.append(result) }
+                    return results.sorted { $0.0 < $1.0 }
+                }
+                let winners = results.filter { $0.1.record != nil }
+                let losers = results.filter { $0.1.error?.code == .conflict }
+                try #require(winners.count == 1 && losers.count == 1, "round \(round): \(results)")
+                let winner = try #require(winners[0].1.record)
+                #expect(winner["writer"] == .string("server-\(winners[0].0)-round-\(round)"))
+                // The loser learns the winner's version, as a merge needs.
+                #expect(losers[0].1.error?.serverRecord?.metadata?.changeTag == winner.metadata?.changeTag)
+                let stored = try await devices[1 - winners[0].0].lookupRecords(["c"], zoneID: zone, desiredKeys: nil)
+                #expect(stored[0].record == winner)
+                current = winner
+            }
+        }
+    }
+
+    @Test("a zone's change feed read through both servers neither skips nor repeats a change")
+    func feedIsExact() async throws {
+        try await Self.with { pair in
+            let zone = ZoneID(zoneName: "Feed")
+            _ = try await pair.device("alice", on: 0).modifyZones([.create(zone)])
+            let acknowledged = Mutex<[String: String]>([:])
+            let readers = [pair.device("alice", on: 0), pair.device("alice", on: 1)]
+            let seen = Mutex<[String: String]>([:])
+            let repeats = Mutex<[String]>([])
+
+            @Sendable func pull(_ token: SyncToken?, from device: RemoteCloudDatabase) async throws -> SyncToken? {
+                var token = token
+                var more = true
+                while more {
+                    let page = try await device.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token)])[0]
+                        .get()
+                    for case .record(let record) in page.records {
+                        let tag = record.metadata?.changeTag ?? ""
+                        seen.withLock { seen in
+                            if seen[record.recordName] == tag {
+                                repeats.withLock { $0.append("\(record.recordName)@\(tag)") }
+                            }
+                            seen[record.recordName] = tag
+                        }
+                    }
+                    token = page.syncToken
+                    more = page.moreComing
+                }
+                return token
+            }
+
+            // Four writers, two per server, each creating then updating its own records.
+            let writers = (0..<4).map { writer in
+                Task {
+                    let device = pair.device("alice", on: writer % 2)
+                    for batch in 0..<12 {
+                        let names = (0..<5).map { "w\(writer)-r\((batch * 5 + $0) % 20)" }
+                        let current = try await device.lookupRecords(names, zoneID: zone, desiredKeys: nil)
+                        let operations = zip(names, current).map { name, result in
+                            var record = result.record ?? Record(recordType: "Entry", recordName: name, zoneID: zone)
+                            record["batch"] = .int64(Int64(batch))
+                            return RecordOperation(result.record == nil ? .create : .update, record)
+                        }
+                        let results = try await device.modifyRecords(operations, zoneID: zone, atomic: true)
+                        acknowledged.withLock { acknowledged in
+                            for case .record(let record) in results {
+                                acknowledged[record.recordName] = record.metadata?.changeTag
+                            }
+                        }
+                    }
+                }
+            }
+            // Meanwhile a reader follows the feed, alternating between the servers.
+            var token: SyncToken?
+            var turn = 0
+            while writers.contains(where: { !$0.isFinished }) {
+                token = try await pull(token, from: readers[turn % 2])
+                turn += 1
+            }
+            for writer in writers { try await writer.value }
+            token = try await pull(token, from: readers[turn % 2])
+            #expect(repeats.withLock { $0 }.isEmpty, "changes delivered twice: \(repeats.withLock { $0 })")
+            #expect(seen.withLock { $0 } == acknowledged.withLock { $0 })
+            #expect(acknowledged.withLock { $0.count } == 80)
+        }
+    }
+
+    @Test("a long poll on one server wakes for a write through the other")
+    func longPollWakesAcrossServers() async throws {
+        try await Self.with { pair in
+            let listener = pair.device("alice", on: 0)
+            let writer = pair.device("alice", on: 1)
+            let notifications = listener.notifications()
+            _ = await listener.notificationChannelsOpened()
+            let heard = Task {
+                for await notification in notifications where notification == .databaseChanged { return true }
+                return false
+            }
+            _ = try await writer.modifyRecords(
+                [RecordOperation(.create, Record(recordType: "Note", recordName: "ping", zoneID: .defaultZone))],
+                zoneID: .defaultZone, atomic: true)
+            // The poll itself answers empty after 25 s, so only a notification
+            // from the other server can end this wait early.
+            let timeout = Task {
+                try? await Task.sleep(for: .seconds(20))
+                heard.cancel()
+            }
+            #expect(await heard.value, "the poll on server 1 did not hear the write through server 2")
+            timeout.cancel()
+        }
+    }
+}

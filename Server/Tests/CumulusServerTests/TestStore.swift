@@ -1,0 +1,59 @@
+import CumulusServer
+import Foundation
+import Testing
+
+/// The stores the conformance and security tests run against.
+enum TestStore: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    /// One server on a SQLite file.
+    case sqlite
+    /// One server on a PostgreSQL database.
+    case postgres
+    /// Two servers, each with its own connections, on one PostgreSQL database.
+    case twoPostgresServers
+
+    var testDescription: String { rawValue }
+
+    /// SQLite always; PostgreSQL where a cluster is configured (or required).
+    static var available: [TestStore] {
+        PostgresTestDatabase.isEnabled ? allCases : [.sqlite]
+    }
+
+    /// The stores with one server.
+    static var single: [TestStore] {
+        available.filter { $0 != .twoPostgresServers }
+    }
+
+    /// Opens the services of a fresh store (SQLite's file in `directory`).
+    func makeServices(directory: URL) async throws -> TestServices {
+        switch self {
+        case .sqlite:
+            return TestServices(services: [try await makeTestService(directory: directory)], database: nil)
+        case .postgres, .twoPostgresServers:
+            let database = try await PostgresTestDatabase.create()
+            var services: [CloudService] = []
+            do {
+                for _ in 0..<(self == .postgres ? 1 : 2) {
+                    let storage = try await PostgresStorage(url: database.url)
+                    let broadcaster = try await PostgresChangeBroadcaster(url: database.url)
+                    services.append(CloudService(storage: storage, broadcaster: broadcaster))
+                }
+            } catch {
+                for service in services { try? await service.close() }
+                try? await database.drop()
+                throw error
+            }
+            return TestServices(services: services, database: database)
+        }
+    }
+}
+
+/// The services of one test's store, and its PostgreSQL database to drop.
+struct TestServices: Sendable {
+    let services: [CloudService]
+    let database: PostgresTestDatabase?
+
+    func close() async {
+        for service in services { try? await service.close() }
+        try? await database?.drop()
+    }
+}
