@@ -175,6 +175,18 @@ struct WireRequestTests {
         #expect(try CloudRequest.decode(.modifyRecords, body: encoded) == request)
     }
 
+    @Test("a delete's record may have an empty type, unlike a save's")
+    func deleteWithEmptyType() throws {
+        let body = #"{"operations":[{"operationType":"forceDelete","record":{"recordName":"n","recordType":""}}]}"#
+        let request = try CloudRequest.decode(.modifyRecords, body: utf8(body))
+        guard case .modifyRecords(let operations, _, _) = request else {
+            Issue.record("not a modify: \(request)")
+            return
+        }
+        #expect(operations.map(\.record.recordName) == ["n"])
+        #expect(operations.map(\.record.recordType) == [""])
+    }
+
     @Test("a typeless field takes the schema's type before its JSON shape")
     func fieldTypesLookup() throws {
         let body = """
@@ -278,9 +290,33 @@ struct WireRequestTests {
         (.modifyRecords, #"{"operations":[{"operationType":"create"}]}"#, "record"),
         (.modifyRecords, #"{"operations":[{"operationType":"create","record":{"recordName":"a"}}]}"#, "recordType"),
         (
+            .modifyRecords, #"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":""}}]}"#,
+            "empty recordType"
+        ),
+        (
+            .modifyRecords,
+            #"{"operations":[{"record":{"recordName":"a","recordType":""},"operationType":"forceReplace"}]}"#,
+            "empty recordType"
+        ),
+        (
             .modifyRecords,
             #"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":"T","fields":{"x":{"type":"BOOLEAN","value":true}}}}]}"#,
             "BOOLEAN"
+        ),
+        (
+            .modifyRecords,
+            #"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":"T","fields":{"t":{"type":"TIMESTAMP_LIST","value":[9223372036854775806]}}}}]}"#,
+            "range of dates"
+        ),
+        (
+            .modifyRecords,
+            #"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":"T","fields":{"t":{"type":"TIMESTAMP","value":"9223372036854775806"}}}}]}"#,
+            "range of dates"
+        ),
+        (
+            .modifyRecords,
+            #"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":"T","fields":{"t":{"type":"TIMESTAMP","value":9223372036854775296}}}}]}"#,
+            "range of dates"
         ),
         (.modifyRecords, #"{"operations":[],"atomic":"yes"}"#, "boolean"),
         (.modifyRecords, #"{"operations":[]} x"#, "after the end"),
@@ -297,6 +333,11 @@ struct WireRequestTests {
             .queryRecords,
             #"{"query":{"recordType":"T","filterBy":[{"comparator":"EQUALS","fieldName":"f","fieldValue":{"value":null}}]}}"#,
             "null"
+        ),
+        (
+            .queryRecords,
+            #"{"query":{"recordType":"T","filterBy":[{"comparator":"EQUALS","fieldName":"f","fieldValue":{"type":"TIMESTAMP","value":9223372036854775807}}]}}"#,
+            "range of dates"
         ),
         (.queryRecords, #"{"query":{"recordType":"T"},"resultsLimit":-1}"#, "negative"),
         (.queryRecords, #"{"query":{"recordType":"T"},"resultsLimit":1.5}"#, "integer"),

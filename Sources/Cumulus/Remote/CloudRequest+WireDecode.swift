@@ -9,7 +9,7 @@ extension CloudRequest {
     /// zone, a missing `atomic` is `true`, and a record without a `zoneID`
     /// belongs to the request's zone. The record of a delete keeps its name,
     /// type, change tag and zone; its fields and stamps are dropped. The `GET` operations accept an empty
-    /// body or any object.
+    /// body or any object. A save's record must have a non-empty type.
     ///
     /// - Parameter fieldTypes: The types of fields sent without `type`; when
     ///   it gives none, the value's JSON shape decides.
@@ -197,10 +197,35 @@ extension CloudRequest {
                 record.metadata?.created = nil
                 record.metadata?.modified = nil
             }
+            if !type.isDelete && record.recordType.isEmpty {
+                // A save of a record without a type is malformed, not one
+                // operation that fails: the request is refused as a whole.
+                throw reader.error(
+                    "\(what): the record of a \(type.rawValue) operation has an empty recordType", at: start)
+            }
+            // A timestamp next to Int64's top end reads as a date that gives
+            // no milliseconds back: it could be neither stored nor answered.
+            if !type.isDelete, let name = record.fields.first(where: { !isWritable($0.value) })?.key {
+                throw reader.error("\(what): field '\(name)': a timestamp out of the range of dates", at: start)
+            }
             return (record, hasZoneID)
         case .deleted, .failure:
             throw reader.error(
                 "\(what): the record of a \(type.rawValue) operation is a deleted record's entry", at: start)
+        }
+    }
+
+    /// Whether the writer can write `value`: a date whose milliseconds since
+    /// 1970 fit `Int64`, as `WireFormat` writes them.
+    private static func isWritable(_ value: FieldValue) -> Bool {
+        func fits(_ date: Date) -> Bool {
+            let ms = (date.timeIntervalSince1970 * 1000).rounded()
+            return ms.isFinite && ms >= -9_223_372_036_854_775_808.0 && ms < 9_223_372_036_854_775_808.0
+        }
+        switch value {
+        case .timestamp(let date): return fits(date)
+        case .timestampList(let dates): return dates.allSatisfy(fits)
+        default: return true
         }
     }
 
@@ -299,6 +324,11 @@ extension CloudRequest {
             reader.seek(to: filter.valueOffset)
             guard let value = try reader.readFieldValue(recordType: recordType, fieldName: filter.fieldName) else {
                 throw reader.error("the filter on '\(filter.fieldName)' has a null value", at: filter.valueOffset)
+            }
+            guard isWritable(value) else {
+                throw reader.error(
+                    "the filter on '\(filter.fieldName)' has a timestamp out of the range of dates",
+                    at: filter.valueOffset)
             }
             filters.append(QueryFilter(filter.fieldName, filter.comparator, value))
         }
