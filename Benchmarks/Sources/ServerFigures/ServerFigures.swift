@@ -294,6 +294,7 @@ struct ServerFigures {
         var table = TextTable(columns: titles.enumerated().map { TextTable.Column($1, right: $0 > 0) })
         for row in rows { table.add(row) }
         table.print()
+        fflush(nil)
     }
 
     static func printSkipped(_ skipped: [String]) {
@@ -362,6 +363,13 @@ struct Options {
         if positional.count > 1 { changes = positional[1] }
         self.writes = writes ?? records
     }
+}
+
+/// Prints a line and flushes it, so that a long run shows its progress in a
+/// file or pipe too.
+func print(_ line: String) {
+    Swift.print(line)
+    fflush(nil)
 }
 
 extension Duration {
