@@ -29,6 +29,9 @@ enum LargeFetch {
         case engine
         /// `RemoteCloudDatabase` alone, page by page, each page dropped.
         case remote
+        /// `RemoteCloudDatabase` alone, keeping every record it gets: what
+        /// holding the server's records costs, without the engine.
+        case remoteKeeping = "remote-keeping"
         /// A fresh `SyncEngine` over `InMemoryCloudServer` in the child,
         /// filled with the same landmarks before the clock starts.
         case memory
@@ -101,7 +104,8 @@ enum LargeFetch {
         let outcome =
             switch reader {
             case .engine: try await engineFetch(from: try remoteFromEnvironment(), count: count)
-            case .remote: try await remoteFetch(from: try remoteFromEnvironment())
+            case .remote: try await remoteFetch(from: try remoteFromEnvironment(), keeping: false)
+            case .remoteKeeping: try await remoteFetch(from: try remoteFromEnvironment(), keeping: true)
             case .memory: try await memoryFetch(count: count)
             }
         let json = try JSONEncoder().encode(outcome)
@@ -144,9 +148,10 @@ enum LargeFetch {
             rssAfterKiB: after.rss, peakAfterKiB: after.peak)
     }
 
-    /// `RemoteCloudDatabase` alone fetches the zone page by page. The wire
-    /// size of the records received is summed off the clock.
-    static func remoteFetch(from database: RemoteCloudDatabase) async throws -> Outcome {
+    /// `RemoteCloudDatabase` alone fetches the zone page by page, keeping
+    /// the records or not. The wire size of the records received is summed
+    /// off the clock.
+    static func remoteFetch(from database: RemoteCloudDatabase, keeping: Bool) async throws -> Outcome {
         let zone = ZoneID(zoneName: Landmark.cloudRecordType)
         let before = MemoryStatus.read()
         let clock = ContinuousClock()
@@ -155,10 +160,12 @@ enum LargeFetch {
         var count = 0
         var bytes = 0
         var more = true
+        var kept: [RecordResult] = []
         while more {
             let start = clock.now
             let page = try await database.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token)])[0]
                 .get()
+            if keeping { kept.append(contentsOf: page.records) }
             time += clock.now - start
             count += page.records.count
             for record in page.records.lazy.compactMap(\.record) { bytes += try WireFormat.encode(record).count }
@@ -166,6 +173,7 @@ enum LargeFetch {
             more = page.moreComing
         }
         let after = MemoryStatus.read()
+        withExtendedLifetime(kept) {}
         return Outcome(
             seconds: time.seconds, records: count, wireBytes: bytes, rssBeforeKiB: before.rss, rssAfterKiB: after.rss,
             peakAfterKiB: after.peak)

@@ -173,6 +173,8 @@ struct ServerFigures {
             let remote = try await LargeFetch.run(.remote, deployment: deployment, user: user, count: count)
             outcomes.append(("  baseline: RemoteCloudDatabase alone ← HTTP ← \(setup.title)", remote))
             fetched = remote.wireBytes
+            let keeping = try await LargeFetch.run(.remoteKeeping, deployment: deployment, user: user, count: count)
+            outcomes.append(("  baseline: RemoteCloudDatabase alone, keeping every record", keeping))
         }
         let memory = try await LargeFetch.run(.memory, deployment: nil, user: nil, count: count)
         outcomes.append(("baseline: SyncEngine ← InMemoryCloudServer in the child", memory))
