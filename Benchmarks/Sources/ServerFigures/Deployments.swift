@@ -33,6 +33,15 @@ enum StoreSetup: String, CaseIterable, Sendable {
         }
     }
 
+    /// Why a device on one of this store's servers cannot learn of another
+    /// server's writes through its long poll, or nil.
+    var crossServerNotificationGap: String? {
+        switch self {
+        case .sqlite, .postgres: nil
+        case .postgresTwoServers: "cross-server notifications (PostgresChangeBroadcaster) are not in this build yet"
+        }
+    }
+
     /// Starts the store's servers, with a container made on them.
     func start(postgres: PostgresAdmin?) async throws -> Deployment {
         switch self {
