@@ -19,6 +19,7 @@ let package = Package(
         .package(name: "Cumulus", path: ".."),
         .package(name: "CumulusServer", path: "../Server"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -57,6 +58,7 @@ let package = Package(
                 .product(name: "CumulusTesting", package: "Cumulus"),
                 .product(name: "CumulusServer", package: "CumulusServer"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // Harness benchmarks (package-benchmark wants them in Benchmarks/<Name>/).

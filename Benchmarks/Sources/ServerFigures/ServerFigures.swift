@@ -3,37 +3,80 @@ import Cumulus
 import CumulusServer
 import CumulusTesting
 import Foundation
-import Logging
-import SQLiteNIO
 
-/// The record server's figures, each beside its baseline from the same run:
+/// The record server's figures, each beside its baselines and floors from
+/// the same run:
 ///
-/// - records per second of 200-record `records/modify` requests: over HTTP
-///   through the server on SQLite, through the same service without HTTP,
-///   into `InMemoryCloudServer`, and the floor: SQLite alone inserting the
-///   same rows, one committed transaction per 200;
-/// - a full fetch of a 100,000-record zone, page by page: over HTTP, from
+/// - records per second of 200-record `records/modify` requests from one
+///   client: over HTTP through the server on SQLite, through the same
+///   service without HTTP, into `InMemoryCloudServer`, and the floor: SQLite
+///   alone inserting the same rows, one committed transaction per 200;
+/// - the same from 1, 8 and 64 concurrent clients (each its own user and
+///   `RemoteCloudDatabase`) through each store of ``StoreSetup``, against
+///   SQLite alone and PostgreSQL alone from as many connections;
+/// - a full fetch of the zone written above, page by page: over HTTP, from
 ///   the same service without HTTP, and from `InMemoryCloudServer`;
+/// - a full fetch of a large zone into a fresh `SyncEngine` in a child
+///   process, with its resident memory against the zone's wire size,
+///   beside `RemoteCloudDatabase` alone and the engine over
+///   `InMemoryCloudServer`;
 /// - the time from an upload on one device to the change in another
-///   device's `changes` stream, median and 99th percentile over 1,000
-///   changes: over HTTP and over `InMemoryCloudServer`.
+///   device's `changes` stream, median and 99th percentile.
 ///
-/// `swift run -c release --package-path Benchmarks ServerFigures [records] [changes]`
+/// ```
+/// swift run -c release --package-path Benchmarks ServerFigures [records] [changes]
+///     [--writes N] [--clients 1,8,64] [--large N] [--stores sqlite,postgres,postgres-2]
+/// ```
+///
+/// `records` (100,000) is the single-client write and the fetch; `--writes`
+/// (as many) the records each concurrent run writes in all; `--large`
+/// (1,000,000; 0 skips it) the large fetch's zone; `changes` (1,000) the
+/// latency's samples. PostgreSQL stores need `CUMULUS_TEST_POSTGRES_URL`.
 @main
 struct ServerFigures {
     static func main() async throws {
-        let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
-        let fetchCount = arguments.first ?? 100_000
-        let latencyCount = arguments.dropFirst().first ?? 1_000
-        let bench = try await BenchServer.start()
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == LargeFetch.childCommand {
+            try await LargeFetch.child(Array(arguments.dropFirst()))
+            return
+        }
+        let options = try Options(arguments)
+        let clock = ContinuousClock()
+        let began = clock.now
+        let postgres = try PostgresAdmin.fromEnvironment()
+        var deployments: [(setup: StoreSetup, deployment: Deployment)] = []
+        var skipped: [String] = []
+        for setup in options.stores {
+            if let reason = setup.unavailability(postgres: postgres) {
+                skipped.append("\(setup.title): not run, \(reason)")
+            } else {
+                deployments.append((setup, try await setup.start(postgres: postgres)))
+            }
+        }
+        // The single-client figures and their baselines are on SQLite.
+        if let sqlite = deployments.first(where: { $0.setup == .sqlite })?.deployment {
+            try await singleClient(sqlite, options: options)
+        }
+        try await concurrentClients(deployments, postgres: postgres, skipped: skipped, options: options)
+        try await largeFetch(deployments, skipped: skipped, options: options)
+        try await latency(deployments, skipped: skipped, options: options)
 
-        print("== records/modify, 200 records per request (landmarks), \(fetchCount) records")
+        for (_, deployment) in deployments { await deployment.stop() }
+        print("\n(run took \((clock.now - began).seconds.oneDecimal) s)")
+    }
+
+    // MARK: Figures
+
+    static func singleClient(_ bench: Deployment, options: Options) async throws {
+        let count = options.records
+        print("== records/modify, 200 records per request (landmarks), 1 client, \(count) records")
         let memory = InMemoryCloudServer()
-        let memoryRate = try await writeRate(into: memory.database(signedInAs: "alice"), count: fetchCount)
-        let serviceDatabase = try await bench.serviceDatabase()
-        let serviceRate = try await writeRate(into: serviceDatabase, count: fetchCount)
-        let httpRate = try await writeRate(into: bench.database(), count: fetchCount)
-        let floorRate = try await sqliteFloorRate(count: fetchCount)
+        let memoryRate = try await Throughput.writeRate(into: memory.database(signedInAs: "alice"), count: count)
+        let serviceDatabase = bench.serviceDatabase(try await bench.addUser("carol"))
+        let serviceRate = try await Throughput.writeRate(into: serviceDatabase, count: count)
+        let alice = try await bench.addUser("alice")
+        let httpRate = try await Throughput.writeRate(into: bench.database(alice), count: count)
+        let floorRate = try await Throughput.sqliteFloorRate(count: count)
         printTable(
             ["path", "records/s", "share of in-memory"],
             [
@@ -46,10 +89,10 @@ struct ServerFigures {
                 ],
             ])
 
-        print("\n== full fetch of the \(fetchCount)-record zone written above, pages of 200")
+        print("\n== full fetch of the \(count)-record zone written above, pages of 200")
         let memoryFetch = try await fetchAll(from: memory.database(signedInAs: "alice"))
         let serviceFetch = try await fetchAll(from: serviceDatabase)
-        let httpFetch = try await fetchAll(from: bench.database())
+        let httpFetch = try await fetchAll(from: bench.database(alice))
         printTable(
             ["path", "seconds", "records/s", "pages"],
             [
@@ -66,81 +109,121 @@ struct ServerFigures {
                     "\(httpFetch.pages)",
                 ],
             ])
+    }
 
-        print("\n== upload on device A → change in device B's changes stream, \(latencyCount) changes")
-        let memoryServer = InMemoryCloudServer()
-        let memoryLatency = try await latencies(
-            a: memoryServer.database(signedInAs: "bob"), b: memoryServer.database(signedInAs: "bob"),
-            count: latencyCount)
-        let httpLatency = try await latencies(
-            a: bench.database(user: "bob"), b: bench.database(user: "bob"), count: latencyCount)
+    static func concurrentClients(
+        _ deployments: [(setup: StoreSetup, deployment: Deployment)], postgres: PostgresAdmin?, skipped: [String],
+        options: Options
+    ) async throws {
+        let count = options.writes
+        let levels = options.clients
+        var skipped = skipped
+        print(
+            "\n== records/modify from concurrent clients (each its own user and RemoteCloudDatabase),"
+                + " 200 records per request, \(count) records per run")
+        var rows: [[String]] = []
+        for (setup, deployment) in deployments {
+            var row = [setup.title]
+            for clients in levels {
+                row.append(
+                    try await Throughput.concurrentWriteRate(through: deployment, clients: clients, count: count)
+                        .grouped)
+            }
+            rows.append(row)
+        }
+        let sqliteFloor = try await Throughput.sqliteFloorRate(count: count)
+        rows.append(
+            ["floor: SQLite alone, one writer, one commit per 200", sqliteFloor.grouped]
+                + Array(repeating: "", count: levels.count - 1))
+        if let postgres {
+            var row = ["floor: PostgreSQL alone, a connection per client, one commit per 200"]
+            for clients in levels {
+                row.append(
+                    try await Throughput.postgresFloorRate(admin: postgres, connections: clients, count: count).grouped)
+            }
+            rows.append(row)
+        } else {
+            skipped.append("floor: PostgreSQL alone: not run, CUMULUS_TEST_POSTGRES_URL is not set")
+        }
+        printTable(["records/s"] + levels.map { $0 == 1 ? "1 client" : "\($0) clients" }, rows)
+        printSkipped(skipped)
+    }
+
+    static func largeFetch(
+        _ deployments: [(setup: StoreSetup, deployment: Deployment)], skipped: [String], options: Options
+    ) async throws {
+        let count = options.large
+        guard count > 0 else { return }
+        print(
+            "\n== full fetch of \(count) landmarks over HTTP into a fresh SyncEngine (journal in a temporary"
+                + " directory), each reader in a child process")
+        var outcomes: [(title: String, outcome: LargeFetch.Outcome)] = []
+        var written = 0
+        var fetched: Int?
+        let clock = ContinuousClock()
+        for (setup, deployment) in deployments where setup != .postgresTwoServers {
+            let user = try await deployment.addUser("large")
+            let start = clock.now
+            written = try await LargeFetch.populate(deployment, user: user, count: count)
+            print(
+                "  filled the zone on \(setup.title) in \(seconds(clock.now - start))"
+                    + " (CloudService.perform, 200 records per batch)")
+            let engine = try await LargeFetch.run(.engine, deployment: deployment, user: user, count: count)
+            outcomes.append(("SyncEngine ← HTTP ← \(setup.title)", engine))
+            let remote = try await LargeFetch.run(.remote, deployment: deployment, user: user, count: count)
+            outcomes.append(("  baseline: RemoteCloudDatabase alone ← HTTP ← \(setup.title)", remote))
+            fetched = remote.wireBytes
+            let keeping = try await LargeFetch.run(.remoteKeeping, deployment: deployment, user: user, count: count)
+            outcomes.append(("  baseline: RemoteCloudDatabase alone, keeping every record", keeping))
+        }
+        let memory = try await LargeFetch.run(.memory, deployment: nil, user: nil, count: count)
+        outcomes.append(("baseline: SyncEngine ← InMemoryCloudServer in the child", memory))
+        let fetchedBytes = fetched ?? written
+        print(
+            "  the zone's wire JSON (sum of each record's WireFormat.encode): \(megabytes(written)) as written,"
+                + " \(megabytes(fetchedBytes)) as fetched (with the server's metadata)")
         printTable(
-            ["path", "median", "p99"],
             [
-                ["InMemoryCloudServer (baseline)", millis(memoryLatency.median), millis(memoryLatency.p99)],
-                [
-                    "two engines over HTTP, long-poll notifications", millis(httpLatency.median),
-                    millis(httpLatency.p99),
-                ],
-            ])
+                "reader", "seconds", "records/s", "RSS before", "RSS after", "peak", "peak − before",
+                "÷ written", "÷ fetched",
+            ],
+            outcomes.map { row($0.title, $0.outcome, written: written, fetched: fetchedBytes) })
+        print(
+            "  RSS before/after: the child's VmRSS before the fetch and after it, the reader still open;"
+                + " peak: its VmHWM after the fetch; ÷: peak − before over the zone's wire JSON")
+        printSkipped(skipped.filter { !$0.hasPrefix(StoreSetup.postgresTwoServers.title) })
+    }
 
-        await bench.stop()
+    static func latency(
+        _ deployments: [(setup: StoreSetup, deployment: Deployment)], skipped: [String], options: Options
+    ) async throws {
+        let count = options.changes
+        print("\n== upload on device A → change in device B's changes stream, \(count) changes")
+        let memoryServer = InMemoryCloudServer()
+        var rows: [[String]] = []
+        let memoryLatency = try await latencies(
+            a: memoryServer.database(signedInAs: "bob"), b: memoryServer.database(signedInAs: "bob"), count: count)
+        rows.append(["InMemoryCloudServer (baseline)", millis(memoryLatency.median), millis(memoryLatency.p99)])
+        var skipped = skipped
+        for (setup, deployment) in deployments where setup != .postgres {
+            if let gap = setup.crossServerNotificationGap {
+                skipped.append("\(setup.title): not run, \(gap)")
+                continue
+            }
+            let bob = try await deployment.addUser("bob")
+            let measured = try await latencies(
+                a: deployment.database(bob, server: 0), b: deployment.database(bob, server: 1), count: count)
+            let path =
+                deployment.servers.count == 1
+                ? "two engines over HTTP, \(setup.title), long-poll notifications"
+                : "A on server 1, B on server 2, \(setup.title), long-poll notifications"
+            rows.append([path, millis(measured.median), millis(measured.p99)])
+        }
+        printTable(["path", "median", "p99"], rows)
+        printSkipped(skipped.filter { !$0.hasPrefix(StoreSetup.postgres.title) })
     }
 
     // MARK: Workloads
-
-    static func records(_ range: Range<Int>, zone: ZoneID) throws -> [Record] {
-        let encoder = RecordEncoder(zoneID: zone)
-        return try range.map { try encoder.encode(Landmark.sample($0)) }
-    }
-
-    /// Writes `count` landmarks in 200-record requests; returns records per second.
-    static func writeRate(into database: any CloudDatabase, count: Int) async throws -> Double {
-        let zone = ZoneID(zoneName: "Landmark")
-        _ = try await database.modifyZones([.create(zone)])
-        let batches = try stride(from: 0, to: count, by: 200).map { try records($0..<min($0 + 200, count), zone: zone) }
-        let clock = ContinuousClock()
-        let start = clock.now
-        for batch in batches {
-            let results = try await database.modifyRecords(
-                batch.map { RecordOperation(.forceReplace, $0) }, zoneID: zone, atomic: false)
-            if let failure = results.lazy.compactMap(\.error).first { throw failure }
-        }
-        return Double(count) / (clock.now - start).seconds
-    }
-
-    /// The floor of the server's writes: SQLite alone (WAL, `synchronous=FULL`,
-    /// as the server opens it) inserting the same records' wire JSON, 200 rows
-    /// per committed transaction, with no reads, no rules and no HTTP.
-    static func sqliteFloorRate(count: Int) async throws -> Double {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "cumulus-floor-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let connection = try await SQLiteConnection.open(
-            storage: .file(path: directory.appendingPathComponent("floor.sqlite").path))
-        _ = try await connection.query("PRAGMA journal_mode=WAL")
-        _ = try await connection.query("PRAGMA synchronous=FULL")
-        _ = try await connection.query("CREATE TABLE records (name TEXT PRIMARY KEY, body BLOB NOT NULL)")
-        let zone = ZoneID(zoneName: "Landmark")
-        let batches = try stride(from: 0, to: count, by: 200).map { start in
-            try records(start..<min(start + 200, count), zone: zone).map { record in
-                [SQLiteData.text(record.recordName), .blob(ByteBuffer(bytes: try WireFormat.encode(record)))]
-            }
-        }
-        let clock = ContinuousClock()
-        let start = clock.now
-        for batch in batches {
-            _ = try await connection.query("BEGIN IMMEDIATE")
-            let placeholders = Array(repeating: "(?, ?)", count: batch.count).joined(separator: ", ")
-            _ = try await connection.query(
-                "INSERT OR REPLACE INTO records (name, body) VALUES \(placeholders)", batch.flatMap { $0 })
-            _ = try await connection.query("COMMIT")
-        }
-        let rate = Double(count) / (clock.now - start).seconds
-        try await connection.close()
-        return rate
-    }
 
     /// Fetches the landmark zone from its start, page by page.
     static func fetchAll(from database: any CloudDatabase) async throws -> (time: Duration, rate: Double, pages: Int) {
@@ -163,8 +246,8 @@ struct ServerFigures {
         return (time, Double(count) / time.seconds, pages)
     }
 
-    /// Uploads `count` notes one at a time on engine A and times each one's
-    /// arrival in engine B's `changes` stream.
+    /// Uploads `count` landmarks one at a time on engine A and times each
+    /// one's arrival in engine B's `changes` stream.
     static func latencies(a: any CloudDatabase, b: any CloudDatabase, count: Int) async throws
         -> (median: Duration, p99: Duration)
     {
@@ -202,15 +285,97 @@ struct ServerFigures {
 
     // MARK: Formatting
 
+    static func row(_ title: String, _ outcome: LargeFetch.Outcome, written: Int, fetched: Int) -> [String] {
+        let peakGrowth = Double((outcome.peakAfterKiB - outcome.rssBeforeKiB) * 1024)
+        return [
+            title, "\(outcome.seconds.oneDecimal) s", (Double(outcome.records) / outcome.seconds).grouped,
+            megabytes(outcome.rssBeforeKiB * 1024), megabytes(outcome.rssAfterKiB * 1024),
+            megabytes(outcome.peakAfterKiB * 1024), megabytes(Int(peakGrowth)),
+            "\((peakGrowth / Double(max(written, 1))).oneDecimal)×",
+            "\((peakGrowth / Double(max(fetched, 1))).oneDecimal)×",
+        ]
+    }
+
     static func printTable(_ titles: [String], _ rows: [[String]]) {
         var table = TextTable(columns: titles.enumerated().map { TextTable.Column($1, right: $0 > 0) })
         for row in rows { table.add(row) }
         table.print()
+        fflush(nil)
+    }
+
+    static func printSkipped(_ skipped: [String]) {
+        for line in skipped { print("  \(line)") }
     }
 
     static func ratio(_ value: Double, _ base: Double) -> String { "\((value / base * 100).oneDecimal)%" }
     static func seconds(_ duration: Duration) -> String { "\(duration.seconds.oneDecimal) s" }
     static func millis(_ duration: Duration) -> String { "\((duration.seconds * 1000).oneDecimal) ms" }
+    static func megabytes(_ bytes: Int) -> String { "\((Double(bytes) / 1_048_576).grouped) MB" }
+}
+
+/// The command line: `[records] [changes]` and named options.
+struct Options {
+    var records = 100_000
+    var changes = 1_000
+    var writes: Int
+    var clients = [1, 8, 64]
+    var large = 1_000_000
+    var stores = StoreSetup.allCases
+
+    init(_ arguments: [String]) throws {
+        var positional: [Int] = []
+        var writes: Int?
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            func value() throws -> String {
+                guard let value = remaining.popFirst() else {
+                    throw CloudError(.badRequest, reason: "\(argument) needs a value")
+                }
+                return value
+            }
+            func number() throws -> Int {
+                let text = try value()
+                guard let number = Int(text.replacingOccurrences(of: "_", with: "")), number >= 0 else {
+                    throw CloudError(.badRequest, reason: "\(argument) needs a count, not \(text)")
+                }
+                return number
+            }
+            switch argument {
+            case "--writes": writes = try number()
+            case "--large": large = try number()
+            case "--clients":
+                clients = try value().split(separator: ",").map { text in
+                    guard let count = Int(text), count > 0 else {
+                        throw CloudError(.badRequest, reason: "--clients takes counts such as 1,8,64")
+                    }
+                    return count
+                }
+            case "--stores":
+                stores = try value().split(separator: ",").map { name in
+                    guard let setup = StoreSetup(rawValue: String(name)) else {
+                        let known = StoreSetup.allCases.map(\.rawValue).joined(separator: ", ")
+                        throw CloudError(.badRequest, reason: "unknown store \(name); known: \(known)")
+                    }
+                    return setup
+                }
+            default:
+                guard let number = Int(argument.replacingOccurrences(of: "_", with: "")), number > 0 else {
+                    throw CloudError(.badRequest, reason: "unknown argument \(argument)")
+                }
+                positional.append(number)
+            }
+        }
+        if let first = positional.first { records = first }
+        if positional.count > 1 { changes = positional[1] }
+        self.writes = writes ?? records
+    }
+}
+
+/// Prints a line and flushes it, so that a long run shows its progress in a
+/// file or pipe too.
+func print(_ line: String) {
+    Swift.print(line)
+    fflush(nil)
 }
 
 extension Duration {
@@ -218,106 +383,4 @@ extension Duration {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
-}
-
-/// A server on SQLite in a temporary directory, on a free loopback port.
-struct BenchServer {
-    let service: CloudService
-    let baseURL: URL
-    let container = "iCloud.com.example.bench"
-    let apiToken: String
-    let tokens: [String: String]
-    let directory: URL
-    let task: Task<Void, any Error>
-
-    static func start() async throws -> BenchServer {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("cumulus-bench-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let service = try await CloudService.open(path: directory.appendingPathComponent("cumulus.sqlite").path)
-        let apiToken = try await service.addContainer(named: "iCloud.com.example.bench")
-        var tokens: [String: String] = [:]
-        for user in ["alice", "bob"] {
-            tokens[user] = try await service.addUser(named: user, container: "iCloud.com.example.bench").webAuthToken
-        }
-        var logger = Logger(label: "cumulus.bench")
-        logger.logLevel = .warning
-        let server = CumulusHTTPServer(service: service, configuration: ServerConfiguration(port: 0, logger: logger))
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let task = Task { try await server.run { port in continuation.yield(port) } }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CloudError(.internalError, reason: "no port") }
-        return BenchServer(
-            service: service, baseURL: URL(string: "http://127.0.0.1:\(port)")!, apiToken: apiToken, tokens: tokens,
-            directory: directory, task: task)
-    }
-
-    func database(user: String = "alice") -> RemoteCloudDatabase {
-        RemoteCloudDatabase(
-            configuration: RemoteCloudDatabase.Configuration(baseURL: baseURL, container: container),
-            credentials: .user(apiToken: apiToken, webAuthToken: tokens[user]))
-    }
-
-    /// The service itself as a database of `user`, without HTTP: the floor of the HTTP path.
-    func serviceDatabase(user: String = "carol") async throws -> ServiceDatabase {
-        let made = try await service.addUser(named: user, container: container)
-        return ServiceDatabase(
-            service: service,
-            caller: Caller(container: container, environment: .development, scope: .private, user: made.userRecordName))
-    }
-
-    func stop() async {
-        task.cancel()
-        _ = try? await task.value
-        try? await service.close()
-        try? FileManager.default.removeItem(at: directory)
-    }
-}
-
-/// The `CloudDatabase` calls the workloads make, straight into a
-/// ``CloudService``: the server's work without HTTP or the codec.
-struct ServiceDatabase: CloudDatabase {
-    let service: CloudService
-    let caller: Caller
-    var scope: DatabaseScope { caller.scope }
-
-    func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws -> [RecordResult] {
-        guard
-            case .records(let results) = try await service.perform(
-                .modifyRecords(operations: operations, zoneID: zoneID, atomic: atomic), as: caller)
-        else { throw CloudError(.internalError, reason: "unexpected answer") }
-        return results
-    }
-
-    func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult] {
-        guard case .zoneResults(let results) = try await service.perform(.modifyZones(operations), as: caller)
-        else { throw CloudError(.internalError, reason: "unexpected answer") }
-        return results
-    }
-
-    func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws -> [RecordResult] {
-        throw unused
-    }
-    func queryRecords(
-        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?, desiredKeys: [String]?
-    ) async throws -> QueryResult { throw unused }
-    func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
-        guard case .zoneChanges(let results) = try await service.perform(.fetchZoneChanges(requests), as: caller)
-        else { throw CloudError(.internalError, reason: "unexpected answer") }
-        return results
-    }
-    func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws -> DatabaseChanges {
-        throw unused
-    }
-    func listZones() async throws -> [RecordZone] { throw unused }
-    func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] { throw unused }
-    func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
-        throw unused
-    }
-    func listSubscriptions() async throws -> [Subscription] { throw unused }
-    func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] { throw unused }
-    func currentUser() async throws -> UserIdentity { throw unused }
-    func notifications() -> AsyncStream<CloudNotification> { AsyncStream { $0.finish() } }
-
-    private var unused: CloudError { CloudError(.badRequest, reason: "not used by the benchmark") }
 }

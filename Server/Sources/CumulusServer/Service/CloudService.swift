@@ -17,6 +17,9 @@ public final class CloudService: CloudServing {
     /// The largest record accepted, in bytes of its fields on the wire
     /// (`WireFormat.encodedSize(ofFields:)`); a larger one answers `BAD_REQUEST`.
     public let recordSizeLimit: Int
+    /// What tells the other servers on the same storage about this one's
+    /// writes, and this one about theirs; `nil` for a lone server.
+    public let broadcaster: (any ChangeBroadcasting)?
 
     let hub: NotificationHub
     /// The databases known to exist, so that their first-use check costs no
@@ -37,13 +40,19 @@ public final class CloudService: CloudServing {
     ///   - notificationIdleLimit: How long a notification channel that no
     ///     poll uses is kept (10 minutes by default); its client then gets
     ///     `NOT_FOUND` and opens a new one.
+    ///   - broadcaster: For one of several servers on one storage: announces
+    ///     this service's writes to the others and wakes this service's
+    ///     polls for theirs. The service becomes its receiver and closes it.
     public init(
         storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        notificationIdleLimit: Duration = .seconds(600)
+        notificationIdleLimit: Duration = .seconds(600), broadcaster: (any ChangeBroadcasting)? = nil
     ) {
         self.storage = storage
         self.recordSizeLimit = recordSizeLimit
+        self.broadcaster = broadcaster
         hub = NotificationHub(idleLimit: notificationIdleLimit)
+        // Weak: the broadcaster keeps the receiver, and the service keeps the broadcaster.
+        broadcaster?.setReceiver { [weak self] event in await self?.receive(event) }
     }
 
     /// Opens (creating if needed) a service on the SQLite file at `path`.
@@ -56,9 +65,11 @@ public final class CloudService: CloudServing {
             notificationIdleLimit: notificationIdleLimit)
     }
 
-    /// Closes the storage and ends the notification polls waiting.
+    /// Closes the storage and the broadcaster, and ends the notification
+    /// polls waiting.
     public func close() async throws {
         hub.closeAll()
+        await broadcaster?.close()
         try await storage.close()
     }
 
@@ -144,10 +155,12 @@ public final class CloudService: CloudServing {
         knownDatabases.withLock { _ = $0.insert(key) }
     }
 
-    /// Publishes the notifications of a committed write that changed zones.
+    /// Publishes the notifications of a committed write that changed zones,
+    /// then announces the write to the other servers.
     func notify(_ key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription]) {
         guard !changedZones.isEmpty else { return }
         hub.publish(key: key, changedZones: changedZones, subscriptions: subscriptions)
+        broadcaster?.announce(ChangeAnnouncement(key: key, zoneNames: changedZones))
     }
 
     // MARK: Admin controls

@@ -4,9 +4,10 @@ import Foundation
 /// The notification channels of one server process and their long polls.
 ///
 /// Channels live in memory: a client whose server restarts asks for a new
-/// token. Several servers on one database will need the channels (or at
-/// least their notifications) in the database, so that a write on one
-/// server reaches a poll on another.
+/// token. With several servers on one storage, a ``ChangeBroadcasting``
+/// brings the other servers' writes here, so that a poll hears every write
+/// to its database whichever server made it; a channel itself is known
+/// only to the server that created it.
 final class NotificationHub: Sendable {
     /// The most notifications a channel keeps for polls that fall behind.
     static let capacity = 1_000
@@ -59,7 +60,9 @@ final class NotificationHub: Sendable {
             for (idle, channel) in state.channels
             where channel.waiters.isEmpty && channel.lastActive.duration(to: now) > idleLimit {
                 state.channels[idle] = nil
-                state.listeners[Self.listened(by: channel.key)]?.remove(idle)
+                let database = Self.listened(by: channel.key)
+                state.listeners[database]?.remove(idle)
+                if state.listeners[database]?.isEmpty == true { state.listeners[database] = nil }
             }
             state.channels[token] = Channel(key: key, lastActive: now)
             state.listeners[Self.listened(by: key), default: []].insert(token)
@@ -72,6 +75,18 @@ final class NotificationHub: Sendable {
         DatabaseKey(
             container: key.container, environment: key.environment, scope: key.scope,
             owner: key.scope == .public ? "" : key.user)
+    }
+
+    /// Whether any channel listens to the database's writes: an
+    /// announcement from another server for a database nobody here listens
+    /// to costs no storage read.
+    func hasListeners(for key: DatabaseKey) -> Bool {
+        state.withLock { $0.listeners[key] != nil }
+    }
+
+    /// The databases some channel listens to.
+    func listenedDatabases() -> [DatabaseKey] {
+        state.withLock { Array($0.listeners.keys) }
     }
 
     /// Sends a write's notifications to the channels that listen to the
