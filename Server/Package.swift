@@ -50,6 +50,7 @@ let package = Package(
                 .product(name: "Cumulus", package: "Cumulus"),
                 .product(name: "CumulusTesting", package: "Cumulus"),
                 .product(name: "CumulusConformance", package: "Cumulus"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
     ],
     swiftLanguageModes: [.v6]
