@@ -123,7 +123,7 @@ public final class PostgresStorage: ServerStorage {
                 throw Self.cloudError(for: failure.error, committing: failure.committing, logger: logger)
             } catch let error as PSQLError {
                 throw Self.cloudError(for: error, committing: false, logger: logger)
-            } catch where error is LeaseTimeout || Self.isPoolError(error) {
+            } catch  where error is LeaseTimeout || Self.isPoolError(error) {
                 throw Self.cloudError(for: error, committing: false, logger: logger)
             }
             // Any other error is the body's own, and goes to the service as it is.
