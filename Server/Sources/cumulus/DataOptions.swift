@@ -1,11 +1,47 @@
 import ArgumentParser
+import Cumulus
 import CumulusServer
 import Foundation
 
-/// The data directory every command works on.
+/// Where every command keeps the data: the SQLite file of a data
+/// directory, or a PostgreSQL database that several servers share.
 struct DataOptions: ParsableArguments {
+    /// The environment variable that selects PostgreSQL when `--postgres` is absent.
+    static let postgresVariable = "CUMULUS_POSTGRES_URL"
+
     @Option(name: .long, help: "The data directory; it holds cumulus.sqlite.")
     var data: String = "./cumulus-data"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A PostgreSQL database to keep the data in instead of --data, e.g. postgres://user:password@host:5432/db.",
+            discussion: "CUMULUS_POSTGRES_URL does the same; this option wins."))
+    var postgres: String?
+
+    func validate() throws {
+        _ = try postgresURL()
+    }
+
+    /// The PostgreSQL database selected by `--postgres` or
+    /// `CUMULUS_POSTGRES_URL` in `environment`, or `nil` for the SQLite file.
+    func postgresURL(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresURL? {
+        let flag = postgres.flatMap { $0.isEmpty ? nil : $0 }
+        let variable = environment[Self.postgresVariable].flatMap { $0.isEmpty ? nil : $0 }
+        guard let text = flag ?? variable else { return nil }
+        do {
+            return try PostgresURL(text)
+        } catch let error as CloudError {
+            let source = flag == nil ? Self.postgresVariable : "--postgres"
+            throw ValidationError("\(source) is not a valid PostgreSQL URL: \(error.reason)")
+        }
+    }
+
+    /// Where the data is, for the log (a PostgreSQL URL without its password).
+    func location() throws -> String {
+        if let url = try postgresURL() { return "postgres: \(url)" }
+        return "data: \(data)"
+    }
 
     /// The store's file, in a data directory created if missing.
     func storePath() throws -> String {
@@ -18,10 +54,16 @@ struct DataOptions: ParsableArguments {
         return directory.appendingPathComponent("cumulus.sqlite").path
     }
 
-    /// Opens the service on the data directory's store, runs `body` and
-    /// closes the store.
+    /// Opens the service on PostgreSQL when one is selected, else on the
+    /// data directory's SQLite file.
+    func openService() async throws -> CloudService {
+        if let url = try postgresURL() { return try await CloudService.open(postgres: url) }
+        return try await CloudService.open(path: storePath())
+    }
+
+    /// Opens the service, runs `body` and closes the store.
     func withService<T: Sendable>(_ body: (CloudService) async throws -> T) async throws -> T {
-        let service = try await CloudService.open(path: storePath())
+        let service = try await openService()
         do {
             let result = try await body(service)
             try await service.close()

@@ -17,14 +17,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "cumulus")
-        let service = try await CloudService.open(path: data.storePath())
+        let location = try data.location()
+        let service = try await data.openService()
         let server = CumulusHTTPServer(
             service: service, configuration: ServerConfiguration(host: host, port: port, logger: logger))
         let host = self.host
-        let data = self.data.data
         do {
             try await server.runUntilTerminated { port in
-                logger.info("Cumulus listening on http://\(host):\(port) (data: \(data))")
+                logger.info("Cumulus listening on http://\(host):\(port) (\(location))")
             }
         } catch {
             try? await service.close()

@@ -139,6 +139,14 @@ extension CloudService {
         }
     }
 
+    /// Replaces an environment's schema with the types storage holds, when
+    /// another server's writes made the one in memory out of date.
+    func reload(_ stored: [StoredFieldType], in key: SchemaKey) {
+        var schema: [String: [String: FieldType]] = [:]
+        for type in stored { schema[type.recordType, default: [:]][type.fieldName] = type.type }
+        schemas.withLock { $0[key] = schema }
+    }
+
     // MARK: Secrets
 
     /// `bytes` random bytes from the system's CSPRNG, as lowercase hexadecimal.

@@ -23,7 +23,13 @@ extension CloudService {
         let modification = RecordModification(
             operations: operations, requestZoneID: zoneID, atomic: atomic, context: context,
             recordSizeLimit: recordSizeLimit, schema: schema)
-        let outcome = try await storage.write { transaction in try await modification.run(transaction) }
+        let outcome: ModifyOutcome
+        do {
+            outcome = try await storage.write { transaction in try await modification.run(transaction) }
+        } catch let conflict as SchemaConflict {
+            reload(conflict.stored, in: schemaKey)
+            throw conflict.error
+        }
         if !outcome.newFieldTypes.isEmpty { learn(outcome.newFieldTypes, in: schemaKey) }
         if let zone = outcome.changedZone {
             notify(context.key, changedZones: [zone], subscriptions: outcome.subscriptions)

@@ -12,6 +12,15 @@ struct ModifyOutcome: Sendable {
     var newFieldTypes: [StoredFieldType] = []
 }
 
+/// A write that gave a field another type than the one storage holds; the
+/// service reloads its schema from `stored` and answers `error`.
+struct SchemaConflict: Error {
+    /// Every field type of the environment, as stored.
+    var stored: [StoredFieldType]
+    /// What the request answers.
+    var error: CloudError
+}
+
 /// One `records/modify` request carried out inside a transaction, with the
 /// rules of `InMemoryCloudServer`: plan every operation against the zone as
 /// it stands, check references, then apply in order (atomically in custom
@@ -109,10 +118,33 @@ struct RecordModification: Sendable {
         let types = newFieldTypes.values.sorted { ($0.recordType, $0.fieldName) < ($1.recordType, $1.fieldName) }
         try await transaction.addFieldTypes(
             types, container: context.key.container, environment: context.key.environment)
+        try await checkStoredTypes(of: types, transaction)
         return ModifyOutcome(
             results: results, changedZone: zoneName,
             subscriptions: try await transaction.subscriptions(inDatabase: database.id, user: nil),
             newFieldTypes: types)
+    }
+
+    /// Throws ``SchemaConflict`` when a field this request typed first has
+    /// another type in storage: another server wrote it first meanwhile, so
+    /// this server's schema was out of date.
+    private func checkStoredTypes(of types: [StoredFieldType], _ transaction: any StorageTransaction) async throws {
+        guard !types.isEmpty else { return }
+        let stored = try await transaction.fieldTypes(
+            container: context.key.container, environment: context.key.environment)
+        var storedTypes: [String: [String: FieldType]] = [:]
+        for type in stored { storedTypes[type.recordType, default: [:]][type.fieldName] = type.type }
+        for type in types {
+            if let first = storedTypes[type.recordType]?[type.fieldName], first != type.type {
+                throw SchemaConflict(
+                    stored: stored,
+                    error: CloudError(
+                        .badRequest,
+                        reason: "field '\(type.fieldName)' of record type '\(type.recordType)' is a "
+                            + "\(first.rawValue), not a \(type.type.rawValue)",
+                        zoneID: requestZoneID))
+            }
+        }
     }
 
     /// Works out what one operation does to the zone as it stands, or why it fails.

@@ -1,0 +1,100 @@
+import Cumulus
+import Logging
+import PostgresNIO
+
+/// The schema of the PostgreSQL database, versioned in `cumulus_schema`
+/// (one row per version applied) so that later versions can migrate older
+/// databases.
+enum PostgresSchema {
+    /// The version this server writes.
+    static let version = 1
+
+    /// The advisory lock that serialises servers migrating one database at
+    /// once ("cumulus" in ASCII).
+    static let migrationLock: Int64 = 0x63_75_6d_75_6c_75_73
+
+    /// Brings the schema up to ``version`` in one transaction, under the
+    /// migration lock; refuses a database of a newer version.
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS cumulus_schema (version INTEGER PRIMARY KEY,
+                    applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """, logger: logger)
+            var current = 0
+            for try await value in try await connection.query(
+                "SELECT coalesce(max(version), 0) FROM cumulus_schema", logger: logger
+            ).decode(Int.self) {
+                current = value
+            }
+            guard current <= version else {
+                throw CloudError(
+                    .internalError,
+                    reason: "the PostgreSQL database has schema version \(current); this server knows \(version)")
+            }
+            if current < 1 {
+                for statement in versionOne { try await connection.query(statement, logger: logger) }
+                try await connection.query("INSERT INTO cumulus_schema (version) VALUES (1)", logger: logger)
+            }
+            try await connection.query("COMMIT", logger: logger)
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    private static let versionOne: [PostgresQuery] = [
+        "CREATE TABLE containers (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL)",
+        """
+        CREATE TABLE users (container TEXT NOT NULL, name TEXT NOT NULL, record_name TEXT NOT NULL,
+            token_hash TEXT NOT NULL, PRIMARY KEY (container, name))
+        """,
+        "CREATE UNIQUE INDEX users_by_token ON users (container, token_hash)",
+        """
+        CREATE TABLE server_keys (container TEXT NOT NULL, key_id TEXT NOT NULL, pem TEXT NOT NULL,
+            PRIMARY KEY (container, key_id))
+        """,
+        """
+        CREATE TABLE quotas (container TEXT NOT NULL, environment TEXT NOT NULL, user_name TEXT NOT NULL,
+            PRIMARY KEY (container, environment, user_name))
+        """,
+        """
+        CREATE TABLE databases (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, container TEXT NOT NULL,
+            environment TEXT NOT NULL, scope TEXT NOT NULL, owner TEXT NOT NULL, incarnation BIGINT NOT NULL,
+            serial BIGINT NOT NULL, UNIQUE (container, environment, scope, owner))
+        """,
+        """
+        CREATE TABLE zones (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            database_id BIGINT NOT NULL REFERENCES databases, name TEXT NOT NULL, incarnation BIGINT NOT NULL,
+            serial BIGINT NOT NULL, UNIQUE (database_id, name))
+        """,
+        """
+        CREATE TABLE zone_log (database_id BIGINT NOT NULL REFERENCES databases, zone_name TEXT NOT NULL,
+            serial BIGINT NOT NULL, deleted BOOLEAN NOT NULL, PRIMARY KEY (database_id, zone_name))
+        """,
+        "CREATE INDEX zone_log_by_serial ON zone_log (database_id, serial)",
+        """
+        CREATE TABLE records (zone_id BIGINT NOT NULL REFERENCES zones ON DELETE CASCADE, name TEXT NOT NULL,
+            type TEXT NOT NULL, serial BIGINT NOT NULL, deleted BOOLEAN NOT NULL, creator TEXT, body BYTEA,
+            PRIMARY KEY (zone_id, name))
+        """,
+        "CREATE INDEX records_by_serial ON records (zone_id, serial)",
+        "CREATE INDEX records_by_type ON records (zone_id, type) WHERE NOT deleted",
+        """
+        CREATE TABLE delete_self_references (zone_id BIGINT NOT NULL REFERENCES zones ON DELETE CASCADE,
+            source TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (zone_id, source, target))
+        """,
+        "CREATE INDEX delete_self_references_by_target ON delete_self_references (zone_id, target)",
+        """
+        CREATE TABLE subscriptions (database_id BIGINT NOT NULL REFERENCES databases, user_name TEXT NOT NULL,
+            id TEXT NOT NULL, zone_name TEXT NOT NULL, PRIMARY KEY (database_id, user_name, id))
+        """,
+        """
+        CREATE TABLE field_types (container TEXT NOT NULL, environment TEXT NOT NULL, record_type TEXT NOT NULL,
+            field TEXT NOT NULL, type TEXT NOT NULL, PRIMARY KEY (container, environment, record_type, field))
+        """,
+    ]
+}

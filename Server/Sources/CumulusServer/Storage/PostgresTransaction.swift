@@ -1,0 +1,389 @@
+import Cumulus
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The statements of ``PostgresStorage``, run on one connection inside the
+/// transaction the storage began. Every value is a bound parameter; methods
+/// that take several names send them as one array.
+struct PostgresTransaction: StorageTransaction {
+    let connection: PostgresConnection
+    let logger: Logger
+    /// Whether reads of database and zone rows lock them (in a write), so
+    /// that writers to one database run one after the other.
+    let locking: Bool
+
+    @discardableResult
+    private func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+        try await connection.query(query, logger: logger)
+    }
+
+    private var lockClause: String { locking ? " FOR NO KEY UPDATE" : "" }
+
+    // MARK: Databases and zones
+
+    func database(_ key: DatabaseKey) async throws -> StoredDatabase? {
+        let rows = try await query(
+            """
+            SELECT id, incarnation, serial FROM databases WHERE container = \(key.container)
+                AND environment = \(key.environment.rawValue) AND scope = \(key.scope.rawValue)
+                AND owner = \(key.owner)\(unescaped: lockClause)
+            """)
+        var database: StoredDatabase?
+        for try await (id, incarnation, serial) in rows.decode((Int64, Int64, Int64).self) {
+            database = StoredDatabase(id: id, incarnation: incarnation, serial: serial)
+        }
+        return database
+    }
+
+    func createDatabase(_ key: DatabaseKey, incarnation: Int64) async throws -> StoredDatabase {
+        // Two servers may create it at once: the second waits for the
+        // first's commit, inserts nothing, and reads (and locks) its row.
+        try await query(
+            """
+            INSERT INTO databases (container, environment, scope, owner, incarnation, serial)
+                VALUES (\(key.container), \(key.environment.rawValue), \(key.scope.rawValue), \(key.owner),
+                \(incarnation), 0) ON CONFLICT (container, environment, scope, owner) DO NOTHING
+            """)
+        guard let database = try await database(key) else {
+            throw CloudError(.internalError, reason: "the database row vanished")
+        }
+        return database
+    }
+
+    func updateDatabase(_ database: StoredDatabase) async throws {
+        try await query(
+            "UPDATE databases SET incarnation = \(database.incarnation), serial = \(database.serial) WHERE id = \(database.id)"
+        )
+    }
+
+    func zones(inDatabase database: Int64, named names: [String]?) async throws -> [StoredZone] {
+        let rows: PostgresRowSequence
+        if let names {
+            guard !names.isEmpty else { return [] }
+            // Ordered by id so that two writers lock zones in one order.
+            rows = try await query(
+                """
+                SELECT id, name, incarnation, serial FROM zones WHERE database_id = \(database)
+                    AND name = ANY(\(names)) ORDER BY id\(unescaped: lockClause)
+                """)
+        } else {
+            rows = try await query(
+                """
+                SELECT id, name, incarnation, serial FROM zones WHERE database_id = \(database)
+                    ORDER BY id\(unescaped: lockClause)
+                """)
+        }
+        var zones: [StoredZone] = []
+        for try await (id, name, incarnation, serial) in rows.decode((Int64, String, Int64, Int64).self) {
+            zones.append(StoredZone(id: id, name: name, incarnation: incarnation, serial: serial))
+        }
+        return zones
+    }
+
+    func createZone(named name: String, inDatabase database: Int64, incarnation: Int64) async throws -> StoredZone {
+        try await query(
+            """
+            INSERT INTO zones (database_id, name, incarnation, serial) VALUES (\(database), \(name), \(incarnation), 0)
+                ON CONFLICT (database_id, name) DO NOTHING
+            """)
+        guard let zone = try await zones(inDatabase: database, named: [name]).first else {
+            throw CloudError(.internalError, reason: "the zone row vanished")
+        }
+        return zone
+    }
+
+    func updateZone(_ zone: StoredZone) async throws {
+        try await query(
+            "UPDATE zones SET incarnation = \(zone.incarnation), serial = \(zone.serial) WHERE id = \(zone.id)")
+    }
+
+    func deleteZone(_ zone: StoredZone) async throws {
+        // Records and references go with the zone (ON DELETE CASCADE).
+        try await query("DELETE FROM zones WHERE id = \(zone.id)")
+    }
+
+    func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws {
+        // One statement may not write a row twice: the last entry of a zone wins.
+        var latest: [String: ZoneLogEntry] = [:]
+        for entry in entries { latest[entry.zoneName] = entry }
+        guard !latest.isEmpty else { return }
+        let kept = latest.values.sorted { $0.serial < $1.serial }
+        try await query(
+            """
+            INSERT INTO zone_log (database_id, zone_name, serial, deleted)
+                SELECT \(database), entry.zone_name, entry.serial, entry.deleted
+                FROM unnest(\(kept.map(\.zoneName))::text[], \(kept.map(\.serial))::bigint[],
+                    \(kept.map(\.deleted))::boolean[]) AS entry (zone_name, serial, deleted)
+                ON CONFLICT (database_id, zone_name) DO UPDATE SET serial = excluded.serial, deleted = excluded.deleted
+            """)
+    }
+
+    func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry] {
+        let rows = try await query(
+            """
+            SELECT zone_name, serial, deleted FROM zone_log WHERE database_id = \(database) AND serial > \(serial)
+                ORDER BY serial LIMIT \(Int64(limit))
+            """)
+        var entries: [ZoneLogEntry] = []
+        for try await (name, serial, deleted) in rows.decode((String, Int64, Bool).self) {
+            entries.append(ZoneLogEntry(zoneName: name, serial: serial, deleted: deleted))
+        }
+        return entries
+    }
+
+    // MARK: Records
+
+    func records(named names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
+        guard !names.isEmpty else { return [] }
+        return try await Self.records(
+            query(
+                """
+                SELECT name, type, serial, creator, body FROM records WHERE zone_id = \(zone) AND name = ANY(\(names))
+                """))
+    }
+
+    func saveRecords(_ records: [StoredRecord], inZone zone: Int64) async throws {
+        guard !records.isEmpty else { return }
+        var bodies: [ByteBuffer] = []
+        bodies.reserveCapacity(records.count)
+        for record in records {
+            bodies.append(try record.record.map { ByteBuffer(bytes: try WireFormat.encode($0)) } ?? ByteBuffer())
+        }
+        try await query(
+            """
+            INSERT INTO records (zone_id, name, type, serial, deleted, creator, body)
+                SELECT \(zone), row.name, row.type, row.serial, row.deleted,
+                    CASE WHEN row.has_creator THEN row.creator END, CASE WHEN row.deleted THEN NULL ELSE row.body END
+                FROM unnest(\(records.map(\.name))::text[], \(records.map(\.recordType))::text[],
+                    \(records.map(\.serial))::bigint[], \(records.map { $0.record == nil })::boolean[],
+                    \(records.map { $0.creator != nil })::boolean[], \(records.map { $0.creator ?? "" })::text[],
+                    \(bodies)::bytea[]) AS row (name, type, serial, deleted, has_creator, creator, body)
+                ON CONFLICT (zone_id, name) DO UPDATE SET type = excluded.type, serial = excluded.serial,
+                    deleted = excluded.deleted, creator = excluded.creator, body = excluded.body
+            """)
+        try await query(
+            "DELETE FROM delete_self_references WHERE zone_id = \(zone) AND source = ANY(\(records.map(\.name)))")
+        let references = records.flatMap { record in record.deleteSelfTargets.map { (record.name, $0) } }
+        guard !references.isEmpty else { return }
+        try await query(
+            """
+            INSERT INTO delete_self_references (zone_id, source, target)
+                SELECT \(zone), reference.source, reference.target
+                FROM unnest(\(references.map(\.0))::text[], \(references.map(\.1))::text[])
+                    AS reference (source, target)
+                ON CONFLICT DO NOTHING
+            """)
+    }
+
+    func deleteSelfReferrers(of names: [String], inZone zone: Int64) async throws -> [String] {
+        guard !names.isEmpty else { return [] }
+        let rows = try await query(
+            """
+            SELECT DISTINCT source FROM delete_self_references WHERE zone_id = \(zone) AND target = ANY(\(names))
+            """)
+        var sources: [String] = []
+        for try await source in rows.decode(String.self) { sources.append(source) }
+        return sources
+    }
+
+    func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
+        -> [StoredRecord]
+    {
+        if let recordTypes {
+            guard !recordTypes.isEmpty else { return [] }
+            return try await Self.records(
+                query(
+                    """
+                    SELECT name, type, serial, creator, body FROM records WHERE zone_id = \(zone)
+                        AND serial > \(serial) AND type = ANY(\(recordTypes)) ORDER BY serial LIMIT \(Int64(limit))
+                    """))
+        }
+        return try await Self.records(
+            query(
+                """
+                SELECT name, type, serial, creator, body FROM records WHERE zone_id = \(zone) AND serial > \(serial)
+                    ORDER BY serial LIMIT \(Int64(limit))
+                """))
+    }
+
+    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {
+        try await Self.records(
+            query(
+                """
+                SELECT name, type, serial, creator, body FROM records WHERE zone_id = \(zone) AND type = \(recordType)
+                    AND NOT deleted
+                """)
+        ).compactMap(\.record)
+    }
+
+    // MARK: Subscriptions
+
+    func subscriptions(inDatabase database: Int64, user: String?) async throws -> [StoredSubscription] {
+        // Byte order, as SQLite sorts.
+        let rows: PostgresRowSequence
+        if let user {
+            rows = try await query(
+                """
+                SELECT user_name, id, zone_name FROM subscriptions WHERE database_id = \(database)
+                    AND user_name = \(user) ORDER BY user_name COLLATE "C", id COLLATE "C"
+                """)
+        } else {
+            rows = try await query(
+                """
+                SELECT user_name, id, zone_name FROM subscriptions WHERE database_id = \(database)
+                    ORDER BY user_name COLLATE "C", id COLLATE "C"
+                """)
+        }
+        var subscriptions: [StoredSubscription] = []
+        for try await (user, id, zoneName) in rows.decode((String, String, String).self) {
+            subscriptions.append(
+                StoredSubscription(
+                    user: user, subscription: Subscription(subscriptionID: id, zoneID: ZoneID(zoneName: zoneName))))
+        }
+        return subscriptions
+    }
+
+    func saveSubscription(_ subscription: StoredSubscription, inDatabase database: Int64) async throws {
+        try await query(
+            """
+            INSERT INTO subscriptions (database_id, user_name, id, zone_name)
+                VALUES (\(database), \(subscription.user), \(subscription.subscription.subscriptionID),
+                \(subscription.subscription.zoneID.zoneName))
+                ON CONFLICT (database_id, user_name, id) DO UPDATE SET zone_name = excluded.zone_name
+            """)
+    }
+
+    func deleteSubscription(_ subscriptionID: String, user: String, inDatabase database: Int64) async throws -> Bool {
+        try await exists(
+            query(
+                """
+                DELETE FROM subscriptions WHERE database_id = \(database) AND user_name = \(user)
+                    AND id = \(subscriptionID) RETURNING 1
+                """))
+    }
+
+    // MARK: Accounts
+
+    func createContainer(named name: String, tokenHash: String) async throws -> Bool {
+        try await exists(
+            query(
+                """
+                INSERT INTO containers (name, token_hash) VALUES (\(name), \(tokenHash))
+                    ON CONFLICT DO NOTHING RETURNING 1
+                """))
+    }
+
+    func containerTokenHash(named name: String) async throws -> String? {
+        try await firstString(query("SELECT token_hash FROM containers WHERE name = \(name)"))
+    }
+
+    func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool {
+        try await exists(
+            query(
+                """
+                INSERT INTO users (container, name, record_name, token_hash)
+                    VALUES (\(container), \(name), \(recordName), \(tokenHash)) ON CONFLICT DO NOTHING RETURNING 1
+                """))
+    }
+
+    func userRecordName(container: String, tokenHash: String) async throws -> String? {
+        try await firstString(
+            query("SELECT record_name FROM users WHERE container = \(container) AND token_hash = \(tokenHash)"))
+    }
+
+    func createServerKey(id: String, publicKeyPEM: String, container: String) async throws {
+        try await query(
+            "INSERT INTO server_keys (container, key_id, pem) VALUES (\(container), \(id), \(publicKeyPEM))")
+    }
+
+    func serverKey(id: String, container: String) async throws -> String? {
+        try await firstString(query("SELECT pem FROM server_keys WHERE container = \(container) AND key_id = \(id)"))
+    }
+
+    func isQuotaExceeded(user: String, container: String, environment: CloudEnvironment) async throws -> Bool {
+        try await exists(
+            query(
+                """
+                SELECT 1 FROM quotas WHERE container = \(container) AND environment = \(environment.rawValue)
+                    AND user_name = \(user)
+                """))
+    }
+
+    func setQuotaExceeded(_ exceeded: Bool, user: String, container: String, environment: CloudEnvironment)
+        async throws
+    {
+        if exceeded {
+            try await query(
+                """
+                INSERT INTO quotas (container, environment, user_name)
+                    VALUES (\(container), \(environment.rawValue), \(user)) ON CONFLICT DO NOTHING
+                """)
+        } else {
+            try await query(
+                """
+                DELETE FROM quotas WHERE container = \(container) AND environment = \(environment.rawValue)
+                    AND user_name = \(user)
+                """)
+        }
+    }
+
+    // MARK: Schema
+
+    func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {
+        let rows = try await query(
+            """
+            SELECT record_type, field, type FROM field_types WHERE container = \(container)
+                AND environment = \(environment.rawValue)
+            """)
+        var types: [StoredFieldType] = []
+        for try await (recordType, field, type) in rows.decode((String, String, String).self) {
+            guard let type = FieldType(rawValue: type) else { continue }
+            types.append(StoredFieldType(recordType: recordType, fieldName: field, type: type))
+        }
+        return types
+    }
+
+    func addFieldTypes(_ types: [StoredFieldType], container: String, environment: CloudEnvironment) async throws {
+        // One statement may not write a row twice: the first type of a field wins.
+        var seen = Set<[String]>()
+        let kept = types.filter { seen.insert([$0.recordType, $0.fieldName]).inserted }
+        guard !kept.isEmpty else { return }
+        try await query(
+            """
+            INSERT INTO field_types (container, environment, record_type, field, type)
+                SELECT \(container), \(environment.rawValue), type.record_type, type.field, type.type
+                FROM unnest(\(kept.map(\.recordType))::text[], \(kept.map(\.fieldName))::text[],
+                    \(kept.map(\.type.rawValue))::text[]) AS type (record_type, field, type)
+                ON CONFLICT DO NOTHING
+            """)
+    }
+
+    // MARK: Rows
+
+    private func exists(_ rows: PostgresRowSequence) async throws -> Bool {
+        var found = false
+        for try await _ in rows { found = true }
+        return found
+    }
+
+    private func firstString(_ rows: PostgresRowSequence) async throws -> String? {
+        var first: String?
+        for try await value in rows.decode(String.self) where first == nil { first = value }
+        return first
+    }
+
+    private static func records(_ rows: PostgresRowSequence) async throws -> [StoredRecord] {
+        var records: [StoredRecord] = []
+        for try await (name, type, serial, creator, body) in rows.decode(
+            (String, String, Int64, String?, ByteBuffer?).self)
+        {
+            let record = try body.map { try WireFormat.decodeRecord(from: Array($0.readableBytesView)) }
+            records.append(
+                StoredRecord(
+                    name: name, recordType: type, serial: serial, creator: creator, record: record,
+                    deleteSelfTargets: []))
+        }
+        return records
+    }
+}

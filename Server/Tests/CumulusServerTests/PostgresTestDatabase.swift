@@ -1,0 +1,93 @@
+import Cumulus
+import CumulusServer
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+/// A fresh PostgreSQL database for one test: `cumulus_t_<random>` on the
+/// server of `CUMULUS_TEST_POSTGRES_URL`, created through that URL's
+/// database and dropped at the end, so tests can run in parallel.
+///
+/// ```swift
+/// @Test(.enabled(if: PostgresTestDatabase.isEnabled))
+/// func something() async throws {
+///     let database = try await PostgresTestDatabase.create()
+///     defer { Task { try? await PostgresTestDatabase.drop(database) } }
+/// }
+/// ```
+enum PostgresTestDatabase {
+    /// The variable naming the test server's admin database.
+    static let variable = "CUMULUS_TEST_POSTGRES_URL"
+
+    /// Whether PostgreSQL tests run: the URL is set, or CI requires them
+    /// (`CUMULUS_REQUIRE_POSTGRES=1`), in which case a missing URL fails them.
+    static var isEnabled: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return !(environment[variable] ?? "").isEmpty || environment["CUMULUS_REQUIRE_POSTGRES"] == "1"
+    }
+
+    /// The admin URL.
+    static func adminURL() throws -> PostgresURL {
+        guard let text = ProcessInfo.processInfo.environment[variable], !text.isEmpty else {
+            throw CloudError(.internalError, reason: "\(variable) is not set; PostgreSQL tests need a server")
+        }
+        return try PostgresURL(text)
+    }
+
+    /// Creates an empty database and returns its URL.
+    static func create() async throws -> PostgresURL {
+        var url = try adminURL()
+        let name = "cumulus_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        // The name is ours (letters and digits): DDL takes no bound parameters.
+        try await admin { connection, logger in
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        }
+        url.database = name
+        return url
+    }
+
+    /// Drops a database `create()` made, closing the connections left on it.
+    static func drop(_ url: PostgresURL) async throws {
+        guard url.database.hasPrefix("cumulus_t_"), url.database.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
+        else { return }
+        try await admin { connection, logger in
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)"), logger: logger)
+        }
+    }
+
+    /// Runs `body` on one connection to the admin database.
+    static func admin(_ body: (PostgresConnection, Logger) async throws -> Void) async throws {
+        try await connect(to: adminURL(), body)
+    }
+
+    /// Runs `body` on one connection to the database at `url`.
+    static func connect(to url: PostgresURL, _ body: (PostgresConnection, Logger) async throws -> Void)
+        async throws
+    {
+        let logger = Logger(label: "cumulus.tests.postgres")
+        let connection = try await PostgresConnection.connect(
+            configuration: try url.connectionConfiguration(), id: 1, logger: logger)
+        do {
+            try await body(connection, logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+
+    /// Runs `body` with a fresh database, dropped afterwards even when `body` throws.
+    static func with<T>(_ body: (PostgresURL) async throws -> T) async throws -> T {
+        let url = try await create()
+        do {
+            let result = try await body(url)
+            try await drop(url)
+            return result
+        } catch {
+            try? await drop(url)
+            throw error
+        }
+    }
+}
