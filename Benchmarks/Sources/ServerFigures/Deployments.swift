@@ -29,16 +29,7 @@ enum StoreSetup: String, CaseIterable, Sendable {
         switch self {
         case .sqlite: nil
         case .postgres, .postgresTwoServers:
-            postgres == nil ? "CUMULUS_TEST_POSTGRES_URL is not set" : "PostgresStorage is not in this build yet"
-        }
-    }
-
-    /// Why a device on one of this store's servers cannot learn of another
-    /// server's writes through its long poll, or nil.
-    var crossServerNotificationGap: String? {
-        switch self {
-        case .sqlite, .postgres: nil
-        case .postgresTwoServers: "cross-server notifications (PostgresChangeBroadcaster) are not in this build yet"
+            postgres == nil ? "CUMULUS_TEST_POSTGRES_URL is not set" : nil
         }
     }
 
@@ -54,7 +45,22 @@ enum StoreSetup: String, CaseIterable, Sendable {
                 try? FileManager.default.removeItem(at: directory)
             }
         case .postgres, .postgresTwoServers:
-            throw CloudError(.internalError, reason: unavailability(postgres: postgres) ?? "unavailable")
+            guard let postgres else {
+                throw CloudError(.badRequest, reason: "CUMULUS_TEST_POSTGRES_URL is not set")
+            }
+            let url = try await postgres.createDatabase()
+            var services: [CloudService] = []
+            do {
+                // One after the other: the first creates the schema.
+                for _ in 0..<(self == .postgres ? 1 : 2) {
+                    services.append(try await CloudService.open(postgres: url, logger: quietLogger))
+                }
+            } catch {
+                for service in services { try? await service.close() }
+                await postgres.dropDatabase(url)
+                throw error
+            }
+            return try await Deployment.start(services: services) { await postgres.dropDatabase(url) }
         }
     }
 }

@@ -206,10 +206,6 @@ struct ServerFigures {
         rows.append(["InMemoryCloudServer (baseline)", millis(memoryLatency.median), millis(memoryLatency.p99)])
         var skipped = skipped
         for (setup, deployment) in deployments where setup != .postgres {
-            if let gap = setup.crossServerNotificationGap {
-                skipped.append("\(setup.title): not run, \(gap)")
-                continue
-            }
             let bob = try await deployment.addUser("bob")
             let measured = try await latencies(
                 a: deployment.database(bob, server: 0), b: deployment.database(bob, server: 1), count: count)

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("HTTP authentication")
 struct HTTPAuthenticationTests {
-    @Test("tokens: missing, malformed, wrong, another container's, no user, unknown user, good", arguments: TestStore.single)
+    @Test(
+        "tokens: missing, malformed, wrong, another container's, no user, unknown user, good",
+        arguments: TestStore.single)
     func tokenMatrix(_ store: TestStore) async throws {
         try await HTTPTestServer.with(store: store) { server in
             let other = try await server.service.addContainer(named: "iCloud.com.example.other")
@@ -73,7 +75,9 @@ struct HTTPAuthenticationTests {
         }
     }
 
-    @Test("bad, stale and unknown signatures are refused; keys are for the public database only", arguments: TestStore.single)
+    @Test(
+        "bad, stale and unknown signatures are refused; keys are for the public database only",
+        arguments: TestStore.single)
     func badSignatures(_ store: TestStore) async throws {
         try await HTTPTestServer.with(store: store) { server in
             let key = P256.Signing.PrivateKey()

@@ -21,7 +21,8 @@ struct HTTPTestServer: Sendable {
 
     /// Runs `body` against a server that stops when it returns.
     static func with<T: Sendable>(
-        store: TestStore = .sqlite, configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger),
+        store: TestStore = .sqlite,
+        configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger),
         faults: ServerFaults? = nil, wrap: @Sendable (CloudService) -> any CloudServing = { $0 },
         _ body: @Sendable (HTTPTestServer) async throws -> T
     ) async throws -> T {

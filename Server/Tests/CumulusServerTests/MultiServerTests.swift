@@ -8,11 +8,11 @@ import Testing
 /// server: writes are visible through both at once, a change tag wins once,
 /// a zone's feed neither skips nor repeats, and a long poll on one hears a
 /// write through the other.
-@Suite("Two server processes on one PostgreSQL", .serialized, PostgresTestDatabase.required)
+@Suite("Two server processes on one PostgreSQL", .serialized, .enabled(if: PostgresTestDatabase.isEnabled))
 struct MultiServerTests {
     /// Two servers on a fresh database, with users provisioned by the CLI.
     final class Pair: Sendable {
-        let database: PostgresTestDatabase
+        let database: PostgresURL
         let servers: [ServeProcess]
         let apiToken: String
         let userTokens: [String: String]
@@ -21,7 +21,10 @@ struct MultiServerTests {
             let executable = try #require(ServerCrashTests.executableURL, "the cumulus executable was not built")
             let database = try await PostgresTestDatabase.create()
             do {
-                let store = ["--postgres", database.url.connectionString]
+                let store = [
+                    "--postgres",
+                    "postgres://\(database.username)@\(database.host):\(database.port)/\(database.database)",
+                ]
                 let apiToken = try ServerCrashTests.lastLine(of: executable, ["container", "add", "multi"] + store)
                 var userTokens: [String: String] = [:]
                 for user in users {
@@ -33,12 +36,12 @@ struct MultiServerTests {
                 }
                 return Pair(database: database, servers: servers, apiToken: apiToken, userTokens: userTokens)
             } catch {
-                try? await database.drop()
+                try? await PostgresTestDatabase.drop(database)
                 throw error
             }
         }
 
-        private init(database: PostgresTestDatabase, servers: [ServeProcess], apiToken: String, userTokens: [String: String]) {
+        private init(database: PostgresURL, servers: [ServeProcess], apiToken: String, userTokens: [String: String]) {
             self.database = database
             self.servers = servers
             self.apiToken = apiToken
@@ -52,7 +55,7 @@ struct MultiServerTests {
 
         func stop() async {
             for server in servers { server.kill() }
-            try? await database.drop()
+            try? await PostgresTestDatabase.drop(database)
         }
     }
 
@@ -110,7 +113,11 @@ struct MultiServerTests {
                         var edited = base
                         edited["writer"] = .string("server-\(index)-round-\(round)")
                         group.addTask {
-                            (index, try await device.modifyRecords([RecordOperation(.update, edited)], zoneID: zone, atomic: true)[0])
+                            (
+                                index,
+                                try await device.modifyRecords(
+                                    [RecordOperation(.update, edited)], zoneID: zone, atomic: true)[0]
+                            )
                         }
                     }
                     var results: [(Int, RecordResult)] = []
@@ -145,8 +152,10 @@ struct MultiServerTests {
                 var token = token
                 var more = true
                 while more {
-                    let page = try await device.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token)])[0]
-                        .get()
+                    let page = try await device.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token)])[
+                        0
+                    ]
+                    .get()
                     for case .record(let record) in page.records {
                         let tag = record.metadata?.changeTag ?? ""
                         seen.withLock { seen in

@@ -32,14 +32,15 @@ enum TestStore: String, Sendable, CaseIterable, CustomTestStringConvertible {
             let database = try await PostgresTestDatabase.create()
             var services: [CloudService] = []
             do {
+                // One after the other: the first creates the schema.
                 for _ in 0..<(self == .postgres ? 1 : 2) {
-                    let storage = try await PostgresStorage(url: database.url)
-                    let broadcaster = try await PostgresChangeBroadcaster(url: database.url)
+                    let storage = try await PostgresStorage(url: database, maximumConnections: 4)
+                    let broadcaster = try await PostgresChangeBroadcaster(url: database)
                     services.append(CloudService(storage: storage, broadcaster: broadcaster))
                 }
             } catch {
                 for service in services { try? await service.close() }
-                try? await database.drop()
+                try? await PostgresTestDatabase.drop(database)
                 throw error
             }
             return TestServices(services: services, database: database)
@@ -50,10 +51,10 @@ enum TestStore: String, Sendable, CaseIterable, CustomTestStringConvertible {
 /// The services of one test's store, and its PostgreSQL database to drop.
 struct TestServices: Sendable {
     let services: [CloudService]
-    let database: PostgresTestDatabase?
+    let database: PostgresURL?
 
     func close() async {
         for service in services { try? await service.close() }
-        try? await database?.drop()
+        if let database { try? await PostgresTestDatabase.drop(database) }
     }
 }

@@ -288,13 +288,23 @@ public final class PostgresStorage: ServerStorage {
 
 extension CloudService {
     /// Opens a service on the PostgreSQL database at `url`, creating or
-    /// migrating its schema; several services on one database behave as one.
+    /// migrating its schema; several services on one database behave as one:
+    /// each announces its writes with `NOTIFY` (``PostgresChangeBroadcaster``)
+    /// so that the others' long polls hear them.
     public static func open(
         postgres url: PostgresURL, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        notificationIdleLimit: Duration = .seconds(600)
+        notificationIdleLimit: Duration = .seconds(600), logger: Logger = Logger(label: "cumulus.postgres")
     ) async throws -> CloudService {
-        CloudService(
-            storage: try await PostgresStorage(url: url), recordSizeLimit: recordSizeLimit,
-            notificationIdleLimit: notificationIdleLimit)
+        let storage = try await PostgresStorage(url: url, logger: logger)
+        let broadcaster: PostgresChangeBroadcaster
+        do {
+            broadcaster = try await PostgresChangeBroadcaster(url: url, logger: logger)
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+        return CloudService(
+            storage: storage, recordSizeLimit: recordSizeLimit, notificationIdleLimit: notificationIdleLimit,
+            broadcaster: broadcaster)
     }
 }
