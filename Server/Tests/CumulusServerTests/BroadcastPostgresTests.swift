@@ -7,26 +7,16 @@ import Testing
 /// A fresh PostgreSQL database for one test (notification channels are per
 /// database, so tests running side by side do not hear each other).
 struct BroadcastDatabase {
-    static let adminText = ProcessInfo.processInfo.environment["CUMULUS_TEST_POSTGRES_URL"]
     /// Without a server the tests are skipped, unless CI requires them.
-    static let enabled =
-        adminText != nil || ProcessInfo.processInfo.environment["CUMULUS_REQUIRE_POSTGRES"] == "1"
+    static let enabled = PostgresTestDatabase.isEnabled
 
     let admin: PostgresURL
     let url: PostgresURL
     let name: String
 
     static func make() async throws -> BroadcastDatabase {
-        guard let adminText else {
-            throw CloudError(
-                .internalError, reason: "CUMULUS_REQUIRE_POSTGRES=1 but CUMULUS_TEST_POSTGRES_URL is unset")
-        }
-        let admin = try PostgresURL(adminText)
-        let name = "cumulus_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try await Self.run(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), on: admin)
-        var url = admin
-        url.database = name
-        return BroadcastDatabase(admin: admin, url: url, name: name)
+        let url = try await PostgresTestDatabase.create()
+        return BroadcastDatabase(admin: try PostgresTestDatabase.adminURL(), url: url, name: url.database)
     }
 
     /// Ends the broadcasters' listening connections; returns how many.
@@ -39,7 +29,7 @@ struct BroadcastDatabase {
     }
 
     func drop() async {
-        _ = try? await Self.run(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), on: admin)
+        try? await PostgresTestDatabase.drop(url)
     }
 
     /// Runs one statement on a connection of its own; returns the rows' count.
@@ -97,6 +87,19 @@ struct BroadcastPostgresTests {
                 database: database, servers: servers, observer: observer, recorder: BroadcastRecorder(observer))
         }
 
+        /// Runs `body` on a fresh setup, torn down even when `body` throws
+        /// (a storage left open would trap when it is freed).
+        static func with(_ body: (Setup) async throws -> Void) async throws {
+            let setup = try await make()
+            do {
+                try await body(setup)
+            } catch {
+                try? await setup.tearDown()
+                throw error
+            }
+            try await setup.tearDown()
+        }
+
         func tearDown() async throws {
             await observer.close()
             try await servers.tearDown()
@@ -106,95 +109,95 @@ struct BroadcastPostgresTests {
 
     @Test("a poll on B wakes for a write through A, and not for another user's")
     func pollsWakeForOtherServersWrites() async throws {
-        let setup = try await Setup.make()
-        let servers = setup.servers
-        let alice = caller("alice")
-        let bob = caller("bob")
-        // Set up through B: announcements of A's writes come only from the writes under test.
-        try await servers.b.createZone(as: alice)
-        try await servers.b.createZone(as: bob)
-        try await servers.b.subscribe("s", as: alice)
-        let channel = try await servers.b.channel(for: alice)
+        try await Setup.with { setup in
+            let servers = setup.servers
+            let alice = caller("alice")
+            let bob = caller("bob")
+            // Set up through B: announcements of A's writes come only from the writes under test.
+            try await servers.b.createZone(as: alice)
+            try await servers.b.createZone(as: bob)
+            try await servers.b.subscribe("s", as: alice)
+            let channel = try await servers.b.channel(for: alice)
 
-        // A sends in order: had bob's write reached alice's channel, it would come first.
-        _ = try await servers.a.modify([RecordOperation(.create, note("b"))], as: bob)
-        _ = try await servers.a.modify([RecordOperation(.create, note("a"))], as: alice)
-        let batch = try await servers.b.pollNotifications(
-            token: channel.token, cursor: channel.cursor, timeout: .seconds(60))
-        #expect(batch.notifications == [.zoneChanged(notesZone, subscriptionID: "s"), .databaseChanged])
-        try await setup.tearDown()
+            // A sends in order: had bob's write reached alice's channel, it would come first.
+            _ = try await servers.a.modify([RecordOperation(.create, note("b"))], as: bob)
+            _ = try await servers.a.modify([RecordOperation(.create, note("a"))], as: alice)
+            let batch = try await servers.b.pollNotifications(
+                token: channel.token, cursor: channel.cursor, timeout: .seconds(60))
+            #expect(batch.notifications == [.zoneChanged(notesZone, subscriptionID: "s"), .databaseChanged])
+        }
     }
 
     @Test("a server's own write reaches its channels once")
     func ownWritesOnce() async throws {
-        let setup = try await Setup.make()
-        let servers = setup.servers
-        let alice = caller("alice")
-        let other = ZoneID(zoneName: "Other")
-        _ = try await servers.b.perform(.modifyZones([.create(notesZone), .create(other)]), as: alice)
-        try await servers.b.subscribe("notes", as: alice)
-        try await servers.b.subscribe("other", to: other, as: alice)
-        let channel = try await servers.b.channel(for: alice)
+        try await Setup.with { setup in
+            let servers = setup.servers
+            let alice = caller("alice")
+            let other = ZoneID(zoneName: "Other")
+            _ = try await servers.b.perform(.modifyZones([.create(notesZone), .create(other)]), as: alice)
+            try await servers.b.subscribe("notes", as: alice)
+            try await servers.b.subscribe("other", to: other, as: alice)
+            let channel = try await servers.b.channel(for: alice)
 
-        _ = try await servers.b.modify([RecordOperation(.create, note("a"))], as: alice)
-        // Once the observer has B's announcement, B's own listener has it before anything A sends next.
-        _ = await setup.recorder.first {
-            $0 == .changed(ChangeAnnouncement(key: Self.privateKey("alice"), zoneNames: ["Notes"]))
+            _ = try await servers.b.modify([RecordOperation(.create, note("a"))], as: alice)
+            // Once the observer has B's announcement, B's own listener has it before anything A sends next.
+            _ = await setup.recorder.first {
+                $0 == .changed(ChangeAnnouncement(key: Self.privateKey("alice"), zoneNames: ["Notes"]))
+            }
+            _ = try await servers.a.modify([RecordOperation(.create, note("b", zone: other))], zone: other, as: alice)
+            let heard = try await servers.b.listen(channel.token, from: channel.cursor) {
+                $0.contains(.zoneChanged(other, subscriptionID: "other"))
+            }
+            #expect(
+                heard.notifications == [
+                    .zoneChanged(notesZone, subscriptionID: "notes"), .databaseChanged,
+                    .zoneChanged(other, subscriptionID: "other"), .databaseChanged,
+                ])
         }
-        _ = try await servers.a.modify([RecordOperation(.create, note("b", zone: other))], zone: other, as: alice)
-        let heard = try await servers.b.listen(channel.token, from: channel.cursor) {
-            $0.contains(.zoneChanged(other, subscriptionID: "other"))
-        }
-        #expect(
-            heard.notifications == [
-                .zoneChanged(notesZone, subscriptionID: "notes"), .databaseChanged,
-                .zoneChanged(other, subscriptionID: "other"), .databaseChanged,
-            ])
-        try await setup.tearDown()
     }
 
     @Test("public database writes reach the public channels of their subscribers")
     func publicWrites() async throws {
-        let setup = try await Setup.make()
-        let servers = setup.servers
-        let alice = caller("alice", scope: .public)
-        let bob = caller("bob", scope: .public)
-        try await servers.b.subscribe("p", to: .defaultZone, as: alice)
-        let channel = try await servers.b.channel(for: alice)
+        try await Setup.with { setup in
+            let servers = setup.servers
+            let alice = caller("alice", scope: .public)
+            let bob = caller("bob", scope: .public)
+            try await servers.b.subscribe("p", to: .defaultZone, as: alice)
+            let channel = try await servers.b.channel(for: alice)
 
-        _ = try await servers.a.modify(
-            [RecordOperation(.create, note("a", zone: .defaultZone))], zone: .defaultZone, as: bob)
-        let batch = try await servers.b.pollNotifications(
-            token: channel.token, cursor: channel.cursor, timeout: .seconds(60))
-        #expect(batch.notifications == [.zoneChanged(.defaultZone, subscriptionID: "p")])
-        try await setup.tearDown()
+            _ = try await servers.a.modify(
+                [RecordOperation(.create, note("a", zone: .defaultZone))], zone: .defaultZone, as: bob)
+            let batch = try await servers.b.pollNotifications(
+                token: channel.token, cursor: channel.cursor, timeout: .seconds(60))
+            #expect(batch.notifications == [.zoneChanged(.defaultZone, subscriptionID: "p")])
+        }
     }
 
     @Test("a dropped listening connection comes back, channels catch up, and writes wake polls again")
     func reconnects() async throws {
-        let setup = try await Setup.make()
-        let servers = setup.servers
-        let alice = caller("alice")
-        let publicAlice = caller("alice", scope: .public)
-        try await servers.b.createZone(as: alice)
-        try await servers.b.subscribe("s", as: alice)
-        try await servers.b.subscribe("p", to: .defaultZone, as: publicAlice)
-        let channel = try await servers.b.channel(for: alice)
-        let publicChannel = try await servers.b.channel(for: publicAlice)
+        try await Setup.with { setup in
+            let servers = setup.servers
+            let alice = caller("alice")
+            let publicAlice = caller("alice", scope: .public)
+            try await servers.b.createZone(as: alice)
+            try await servers.b.subscribe("s", as: alice)
+            try await servers.b.subscribe("p", to: .defaultZone, as: publicAlice)
+            let channel = try await servers.b.channel(for: alice)
+            let publicChannel = try await servers.b.channel(for: publicAlice)
 
-        #expect(try await setup.database.dropListeners() == 3)
-        let caughtUp = try await servers.b.pollNotifications(
-            token: channel.token, cursor: channel.cursor, timeout: .seconds(60))
-        #expect(caughtUp.notifications == [.databaseChanged])
-        let publicCaughtUp = try await servers.b.pollNotifications(
-            token: publicChannel.token, cursor: publicChannel.cursor, timeout: .seconds(60))
-        #expect(publicCaughtUp.notifications == [.zoneChanged(.defaultZone, subscriptionID: "p")])
+            #expect(try await setup.database.dropListeners() == 3)
+            let caughtUp = try await servers.b.pollNotifications(
+                token: channel.token, cursor: channel.cursor, timeout: .seconds(60))
+            #expect(caughtUp.notifications == [.databaseChanged])
+            let publicCaughtUp = try await servers.b.pollNotifications(
+                token: publicChannel.token, cursor: publicChannel.cursor, timeout: .seconds(60))
+            #expect(publicCaughtUp.notifications == [.zoneChanged(.defaultZone, subscriptionID: "p")])
 
-        _ = try await servers.a.modify([RecordOperation(.create, note("a"))], as: alice)
-        let batch = try await servers.b.pollNotifications(
-            token: channel.token, cursor: caughtUp.cursor, timeout: .seconds(60))
-        #expect(batch.notifications == [.zoneChanged(notesZone, subscriptionID: "s"), .databaseChanged])
-        try await setup.tearDown()
+            _ = try await servers.a.modify([RecordOperation(.create, note("a"))], as: alice)
+            let batch = try await servers.b.pollNotifications(
+                token: channel.token, cursor: caughtUp.cursor, timeout: .seconds(60))
+            #expect(batch.notifications == [.zoneChanged(notesZone, subscriptionID: "s"), .databaseChanged])
+        }
     }
 
     @Test("an announcement too long for one notification arrives whole")

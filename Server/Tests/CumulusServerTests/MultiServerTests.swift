@@ -1,7 +1,6 @@
 import Cumulus
 import CumulusServer
 import Foundation
-import Synchronization
 import Testing
 
 /// Two `cumulus serve` processes on one PostgreSQL database behave as one
@@ -143,10 +142,10 @@ struct MultiServerTests {
         try await Self.with { pair in
             let zone = ZoneID(zoneName: "Feed")
             _ = try await pair.device("alice", on: 0).modifyZones([.create(zone)])
-            let acknowledged = Mutex<[String: String]>([:])
+            let acknowledged = LockedBox<[String: String]>([:])
             let readers = [pair.device("alice", on: 0), pair.device("alice", on: 1)]
-            let seen = Mutex<[String: String]>([:])
-            let repeats = Mutex<[String]>([])
+            let seen = LockedBox<[String: String]>([:])
+            let repeats = LockedBox<[String]>([])
 
             @Sendable func pull(_ token: SyncToken?, from device: RemoteCloudDatabase) async throws -> SyncToken? {
                 var token = token
@@ -172,8 +171,10 @@ struct MultiServerTests {
             }
 
             // Four writers, two per server, each creating then updating its own records.
+            let finished = LockedBox(0)
             let writers = (0..<4).map { writer in
                 Task {
+                    defer { finished.withLock { $0 += 1 } }
                     let device = pair.device("alice", on: writer % 2)
                     for batch in 0..<12 {
                         let names = (0..<5).map { "w\(writer)-r\((batch * 5 + $0) % 20)" }
@@ -195,7 +196,7 @@ struct MultiServerTests {
             // Meanwhile a reader follows the feed, alternating between the servers.
             var token: SyncToken?
             var turn = 0
-            while writers.contains(where: { !$0.isFinished }) {
+            while finished.withLock({ $0 }) < writers.count {
                 token = try await pull(token, from: readers[turn % 2])
                 turn += 1
             }

@@ -35,13 +35,32 @@ enum PostgresTestDatabase {
         return try PostgresURL(text)
     }
 
-    /// Creates an empty database and returns its URL.
+    /// How many test databases may exist at once: Swift Testing runs the
+    /// parameterised checks side by side, and each database's servers hold
+    /// connections, so unbounded they would exceed the cluster's limit.
+    static let slots = TestSlots(count: 6)
+
+    /// Creates an empty database and returns its URL, waiting for a slot.
     static func create() async throws -> PostgresURL {
         var url = try adminURL()
+        await slots.acquire()
         let name = "cumulus_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
-        // The name is ours (letters and digits): DDL takes no bound parameters.
-        try await admin { connection, logger in
-            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        var attempt = 0
+        while true {
+            do {
+                // The name is ours (letters and digits): DDL takes no bound parameters.
+                try await admin { connection, logger in
+                    try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+                }
+                break
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55006" && attempt < 50 {
+                // Another CREATE DATABASE is copying the template at this moment.
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(20 * attempt))
+            } catch {
+                await slots.release()
+                throw error
+            }
         }
         url.database = name
         return url
@@ -51,6 +70,7 @@ enum PostgresTestDatabase {
     static func drop(_ url: PostgresURL) async throws {
         guard url.database.hasPrefix("cumulus_t_"), url.database.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
         else { return }
+        defer { Task { await slots.release() } }
         try await admin { connection, logger in
             try await connection.query(
                 PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)"), logger: logger)
@@ -88,6 +108,32 @@ enum PostgresTestDatabase {
         } catch {
             try? await drop(url)
             throw error
+        }
+    }
+}
+
+/// A counting semaphore for tests.
+actor TestSlots {
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(count: Int) {
+        free = count
+    }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
         }
     }
 }
