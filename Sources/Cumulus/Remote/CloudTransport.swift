@@ -75,18 +75,29 @@ public protocol CloudTransport: Sendable {
 
 /// A ``CloudTransport`` over `URLSession`.
 ///
-/// It uses an ephemeral session of its own by default, so that no cookie,
-/// cache or credential of the request outlives it. Every `URLError` becomes
+/// It uses an ephemeral session of its own by default, with no URL cache,
+/// so that no cookie, cache or credential of the request outlives it. Every `URLError` becomes
 /// a ``CloudError`` with code ``CloudError/Code/networkFailure``, whose
 /// reason names the error code only (the URL may hold tokens).
 public struct URLSessionTransport: CloudTransport {
     private let owner: SessionOwner
 
     /// Creates a transport on a new session with `configuration`
-    /// (ephemeral when omitted).
+    /// (ephemeral and without a URL cache when omitted).
     public init(configuration: URLSessionConfiguration? = nil) {
-        let configuration = configuration ?? .ephemeral
+        let configuration = configuration ?? Self.uncachedConfiguration()
         owner = SessionOwner(session: URLSession(configuration: configuration), invalidates: true)
+    }
+
+    /// An ephemeral configuration without a URL cache. Answers of the
+    /// protocol are never reusable, and on Linux a session with a cache can
+    /// trap when a request is cancelled as it finishes (the cache lookup runs
+    /// on another queue than the task's bookkeeping).
+    private static func uncachedConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
     }
 
     /// Creates a transport on an existing session, which the caller keeps
