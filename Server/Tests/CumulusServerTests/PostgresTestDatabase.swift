@@ -50,7 +50,8 @@ enum PostgresTestDatabase {
             do {
                 // The name is ours (letters and digits): DDL takes no bound parameters.
                 try await admin { connection, logger in
-                    try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+                    _ = try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+                        .collect()
                 }
                 break
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55006" && attempt < 50 {
@@ -72,14 +73,32 @@ enum PostgresTestDatabase {
         else { return }
         defer { Task { await slots.release() } }
         try await admin { connection, logger in
-            try await connection.query(
-                PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)"), logger: logger)
+            _ = try await connection.query(
+                PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)"), logger: logger
+            ).collect()
         }
     }
 
-    /// Runs `body` on one connection to the admin database.
+    /// A pool on the admin database for the whole test run: creating and
+    /// dropping hundreds of databases through connections of their own
+    /// left some of those connections hanging in `close()`.
+    static let adminClient: PostgresClient? = {
+        guard let url = try? adminURL() else { return nil }
+        var configuration = url.clientConfiguration
+        configuration.options.maximumConnections = 4
+        let client = PostgresClient(configuration: configuration)
+        Task.detached { await client.run() }
+        return client
+    }()
+
+    /// Runs `body` on a connection to the admin database.
     static func admin(_ body: (PostgresConnection, Logger) async throws -> Void) async throws {
-        try await connect(to: adminURL(), body)
+        guard let client = adminClient else {
+            _ = try adminURL()
+            return
+        }
+        let logger = Logger(label: "cumulus.tests.postgres")
+        try await client.withConnection { connection in try await body(connection, logger) }
     }
 
     /// Runs `body` on one connection to the database at `url`.
