@@ -23,6 +23,7 @@ let package = Package(
             name: "CumulusServer",
             dependencies: [
                 .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CumulusServerCore", package: "Cumulus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -240,7 +240,7 @@ extension CloudRequest {
 
 extension JSONWriter {
     /// Appends `{"subscriptionID":…,"subscriptionType":"zone","zoneID":…}`.
-    mutating func appendSubscription(_ subscription: Subscription) {
+    package mutating func appendSubscription(_ subscription: Subscription) {
         appendRaw(#"{"subscriptionID":"#)
         appendString(subscription.subscriptionID)
         appendRaw(#","subscriptionType":"zone","zoneID":"#)

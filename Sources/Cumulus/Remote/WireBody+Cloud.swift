@@ -7,7 +7,7 @@ import Foundation
 extension WireBodyReader {
     /// Reads the object at the cursor, calling `member` with each key; it
     /// reads or skips the value.
-    mutating func readObject(_ what: String, _ member: (inout WireBodyReader, String) throws -> Void) throws {
+    package mutating func readObject(_ what: String, _ member: (inout WireBodyReader, String) throws -> Void) throws {
         guard try enterObject("\(what), an object") else { return }
         repeat {
             let key = try readKey()
@@ -16,7 +16,7 @@ extension WireBodyReader {
     }
 
     /// Reads the array at the cursor, calling `element` for each element.
-    mutating func readArray(_ what: String, _ element: (inout WireBodyReader) throws -> Void) throws {
+    package mutating func readArray(_ what: String, _ element: (inout WireBodyReader) throws -> Void) throws {
         guard try enterArray("\(what), an array") else { return }
         repeat {
             try element(&self)
@@ -24,24 +24,24 @@ extension WireBodyReader {
     }
 
     /// Reads an array of strings.
-    mutating func readStrings(_ what: String) throws -> [String] {
+    package mutating func readStrings(_ what: String) throws -> [String] {
         var strings: [String] = []
         try readArray(what) { reader in strings.append(try reader.readString("a string in '\(what)'")) }
         return strings
     }
 
     /// Reads an array of strings, or `null` as `nil`.
-    mutating func readOptionalStrings(_ what: String) throws -> [String]? {
+    package mutating func readOptionalStrings(_ what: String) throws -> [String]? {
         try skipNull() ? nil : readStrings(what)
     }
 
     /// Reads a string, or `null` as `nil`.
-    mutating func readOptionalString(_ what: String) throws -> String? {
+    package mutating func readOptionalString(_ what: String) throws -> String? {
         try skipNull() ? nil : readString(what)
     }
 
     /// Reads a count that fits `Int` and is not negative (integers as strings too).
-    mutating func readCount(_ what: String) throws -> Int {
+    package mutating func readCount(_ what: String) throws -> Int {
         let start = position
         let value = try readInt64(what)
         guard value >= 0, let count = Int(exactly: value) else {
@@ -52,7 +52,7 @@ extension WireBodyReader {
 
     /// Reads `retryAfter`: seconds, whole or not, exactly to the attosecond
     /// for up to 18 decimals.
-    mutating func readRetryAfter() throws -> Duration {
+    package mutating func readRetryAfter() throws -> Duration {
         let start = position
         let seconds = try readDouble("retryAfter, a number of seconds")
         guard seconds >= 0, seconds < 9e18 else {
@@ -65,17 +65,19 @@ extension WireBodyReader {
 
 /// The members of an error dictionary, gathered while its object is read:
 /// `{serverErrorCode, reason, retryAfter?, uuid?, recordName?, zoneID?, serverRecord?}`.
-struct WireErrorMembers {
-    var code: String?
-    var reason: String?
-    var retryAfter: Duration?
-    var uuid: String?
-    var recordName: String?
-    var zoneID: ZoneID?
-    var serverRecord: Record?
+package struct WireErrorMembers {
+    package init() {}
+
+    package var code: String?
+    package var reason: String?
+    package var retryAfter: Duration?
+    package var uuid: String?
+    package var recordName: String?
+    package var zoneID: ZoneID?
+    package var serverRecord: Record?
 
     /// Reads the value of `key` when it is an error member; returns whether it was.
-    mutating func read(_ key: String, _ reader: inout WireBodyReader) throws -> Bool {
+    package mutating func read(_ key: String, _ reader: inout WireBodyReader) throws -> Bool {
         switch key {
         case "serverErrorCode": code = try reader.readString("serverErrorCode, a string")
         case "reason": reason = try reader.readOptionalString("reason, a string")
@@ -93,7 +95,7 @@ struct WireErrorMembers {
     }
 
     /// The error, when the dictionary had a `serverErrorCode`.
-    var error: CloudError? {
+    package var error: CloudError? {
         guard let code else { return nil }
         return CloudError(
             CloudError.Code(rawValue: code), reason: reason ?? "", retryAfter: retryAfter, recordName: recordName,
@@ -101,7 +103,7 @@ struct WireErrorMembers {
     }
 
     /// Reads the error dictionary at the cursor (unknown members skipped).
-    static func readError(_ reader: inout WireBodyReader, _ what: String) throws -> CloudError {
+    package static func readError(_ reader: inout WireBodyReader, _ what: String) throws -> CloudError {
         let start = reader.position
         var members = WireErrorMembers()
         try reader.readObject(what) { reader, key in
@@ -114,7 +116,7 @@ struct WireErrorMembers {
 
 extension JSONWriter {
     /// Appends `["a","b"]`.
-    mutating func appendStrings(_ strings: [String]) {
+    package mutating func appendStrings(_ strings: [String]) {
         append(byte: UInt8(ascii: "["))
         for index in strings.indices {
             if index > 0 { append(byte: UInt8(ascii: ",")) }
@@ -124,7 +126,7 @@ extension JSONWriter {
     }
 
     /// Appends a `Duration` as seconds: an integer when whole, else a decimal.
-    mutating func appendSeconds(_ duration: Duration) {
+    package mutating func appendSeconds(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         guard attoseconds != 0 else {
             appendInt(seconds)
@@ -138,7 +140,7 @@ extension JSONWriter {
     /// Appends the error members after the opening of a dictionary, a comma
     /// first when `afterMember`: code, reason, retryAfter, uuid, then the
     /// record, zone and server record the error is about, when set.
-    mutating func appendErrorMembers(_ error: CloudError, afterMember: Bool) throws {
+    package mutating func appendErrorMembers(_ error: CloudError, afterMember: Bool) throws {
         if afterMember { append(byte: UInt8(ascii: ",")) }
         appendRaw(#""serverErrorCode":"#)
         appendString(error.code.rawValue)
@@ -168,7 +170,7 @@ extension JSONWriter {
 
     /// Appends one entry of a list of records: the record, a deleted
     /// record's entry or an error entry.
-    mutating func appendRecordResult(_ result: RecordResult) throws {
+    package mutating func appendRecordResult(_ result: RecordResult) throws {
         switch result {
         case .record(let record):
             try writeRecord(record)
@@ -188,7 +190,7 @@ extension JSONWriter {
 
 /// Runs `body`, turning what it throws into a ``CloudError``: itself when it
 /// is one, else `code` with a reason that starts with `context`.
-func withCloudErrors<Result>(_ code: CloudError.Code, _ context: String, _ body: () throws -> Result) throws
+package func withCloudErrors<Result>(_ code: CloudError.Code, _ context: String, _ body: () throws -> Result) throws
     -> Result
 {
     do {

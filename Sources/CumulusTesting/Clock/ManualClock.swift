@@ -1,3 +1,5 @@
+import CumulusServerCore
+
 /// A clock that moves only when a test tells it to.
 ///
 /// Code under test sleeps on it as on any `Clock<Duration>`; the test moves

@@ -1,4 +1,5 @@
 import Cumulus
+import CumulusServerCore
 
 /// One device's view of a database of an ``InMemoryCloudServer``: the
 /// reference implementation of ``CloudDatabase``.
@@ -85,9 +86,7 @@ public final class InMemoryCloudDatabase: CloudDatabase {
 
     /// Carries out a request the way the protocol says: latency, fault,
     /// authentication, then the server's work (and a fault that comes after it).
-    private func perform<T: Sendable>(
-        _ kind: CloudRequestKind, _ body: @escaping @Sendable (isolated InMemoryCloudServer, Caller) throws -> T
-    ) async throws -> T {
+    private func perform(_ kind: CloudRequestKind, _ request: CloudRequest) async throws -> CloudResponse {
         let latency = server.controls.beginRequest(kind, handle: handleID)
         if latency > .zero { try await server.time.sleep(for: latency) }
         let fault = server.controls.takeFault(for: kind, handle: handleID)
@@ -95,9 +94,8 @@ public final class InMemoryCloudDatabase: CloudDatabase {
         guard let user = server.controls.account(of: handleID) else {
             throw CloudError(.authenticationRequired, reason: "no user is signed in")
         }
-        let caller = Caller(user: user, scope: scope, handleID: handleID)
-        guard let fault else { return try await server.run(as: caller, body) }
-        _ = try? await server.run(as: caller, body)
+        guard let fault else { return try await server.perform(request, as: user, scope: scope) }
+        _ = try? await server.perform(request, as: user, scope: scope)
         throw fault.error
     }
 
@@ -127,9 +125,11 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     public func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws
         -> [RecordResult]
     {
-        try await perform(.modifyRecords) { server, caller in
-            try server.modifyRecords(operations, zoneID: zoneID, atomic: atomic, caller: caller)
-        }
+        guard
+            case .records(let results) = try await perform(
+                .modifyRecords, .modifyRecords(operations: operations, zoneID: zoneID, atomic: atomic))
+        else { throw Self.unexpected() }
+        return results
     }
 
     /// `records/lookup`: the records by name, `NOT_FOUND` for missing ones and
@@ -138,9 +138,11 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     public func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws
         -> [RecordResult]
     {
-        try await perform(.lookupRecords) { server, caller in
-            try server.lookupRecords(recordNames, zoneID: zoneID, desiredKeys: desiredKeys, caller: caller)
-        }
+        guard
+            case .records(let results) = try await perform(
+                .lookupRecords, .lookupRecords(recordNames: recordNames, zoneID: zoneID, desiredKeys: desiredKeys))
+        else { throw Self.unexpected() }
+        return results
     }
 
     /// `records/query`: a page of at most `resultsLimit` (default and
@@ -152,11 +154,11 @@ public final class InMemoryCloudDatabase: CloudDatabase {
         _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?,
         desiredKeys: [String]?
     ) async throws -> QueryResult {
-        try await perform(.queryRecords) { server, caller in
-            try server.queryRecords(
-                query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: continuationMarker,
-                desiredKeys: desiredKeys, caller: caller)
-        }
+        let request = CloudRequest.queryRecords(
+            query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: continuationMarker,
+            desiredKeys: desiredKeys)
+        guard case .query(let result) = try await perform(.queryRecords, request) else { throw Self.unexpected() }
+        return result
     }
 
     /// `changes/zone`: for each zone, the latest state of every record that
@@ -170,9 +172,10 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     /// and `BAD_REQUEST` for a token that is not a zone token or a
     /// `resultsLimit` below 1. The public database throws `BAD_REQUEST`.
     public func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
-        try await perform(.fetchZoneChanges) { server, caller in
-            try server.fetchZoneChanges(requests, caller: caller)
+        guard case .zoneChanges(let results) = try await perform(.fetchZoneChanges, .fetchZoneChanges(requests)) else {
+            throw Self.unexpected()
         }
+        return results
     }
 
     /// `changes/database`: the zones created, changed or deleted since the
@@ -182,19 +185,25 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     public func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws
         -> DatabaseChanges
     {
-        try await perform(.fetchDatabaseChanges) { server, caller in
-            try server.fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit, caller: caller)
+        let request = CloudRequest.fetchDatabaseChanges(syncToken: syncToken, resultsLimit: resultsLimit)
+        guard case .databaseChanges(let changes) = try await perform(.fetchDatabaseChanges, request) else {
+            throw Self.unexpected()
         }
+        return changes
     }
 
     /// `zones/list`: the default zone first, then the others by name.
     public func listZones() async throws -> [RecordZone] {
-        try await perform(.listZones) { server, caller in server.listZones(caller: caller) }
+        guard case .zones(let zones) = try await perform(.listZones, .listZones) else { throw Self.unexpected() }
+        return zones
     }
 
     /// `zones/lookup`: `ZONE_NOT_FOUND` for missing zones.
     public func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] {
-        try await perform(.lookupZones) { server, caller in try server.lookupZones(zoneIDs, caller: caller) }
+        guard case .zoneResults(let results) = try await perform(.lookupZones, .lookupZones(zoneIDs)) else {
+            throw Self.unexpected()
+        }
+        return results
     }
 
     /// `zones/modify`: creating an existing zone succeeds and changes
@@ -204,34 +213,49 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     /// the private database (`BAD_REQUEST` elsewhere). Two operations on one
     /// zone throw `BAD_REQUEST`.
     public func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult] {
-        try await perform(.modifyZones) { server, caller in try server.modifyZones(operations, caller: caller) }
+        guard case .zoneResults(let results) = try await perform(.modifyZones, .modifyZones(operations)) else {
+            throw Self.unexpected()
+        }
+        return results
     }
 
     /// `subscriptions/modify`: saving creates or replaces (`ZONE_NOT_FOUND`
     /// for a missing zone); deleting a missing subscription answers `NOT_FOUND`.
     /// Subscriptions belong to the user, not to the device.
     public func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
-        try await perform(.modifySubscriptions) { server, caller in
-            try server.modifySubscriptions(operations, caller: caller)
+        guard
+            case .subscriptionResults(let results) = try await perform(
+                .modifySubscriptions, .modifySubscriptions(operations))
+        else {
+            throw Self.unexpected()
         }
+        return results
     }
 
     /// `subscriptions/list`: the user's subscriptions in this database, by identifier.
     public func listSubscriptions() async throws -> [Subscription] {
-        try await perform(.listSubscriptions) { server, caller in server.listSubscriptions(caller: caller) }
+        guard case .subscriptions(let subscriptions) = try await perform(.listSubscriptions, .listSubscriptions) else {
+            throw Self.unexpected()
+        }
+        return subscriptions
     }
 
     /// `subscriptions/lookup`: `NOT_FOUND` for missing subscriptions.
     public func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] {
-        try await perform(.lookupSubscriptions) { server, caller in
-            try server.lookupSubscriptions(subscriptionIDs, caller: caller)
+        guard
+            case .subscriptionResults(let results) = try await perform(
+                .lookupSubscriptions, .lookupSubscriptions(subscriptionIDs))
+        else {
+            throw Self.unexpected()
         }
+        return results
     }
 
     /// `users/current`: the signed-in user; `AUTHENTICATION_REQUIRED` when
     /// the device is signed out.
     public func currentUser() async throws -> UserIdentity {
-        try await perform(.currentUser) { _, caller in UserIdentity(userRecordName: caller.user) }
+        guard case .user(let user) = try await perform(.currentUser, .currentUser) else { throw Self.unexpected() }
+        return user
     }
 
     /// A new stream of the server's notifications to this device.
@@ -254,5 +278,9 @@ public final class InMemoryCloudDatabase: CloudDatabase {
         }
         continuation.onTermination = { _ in controls.removeStream(streamID, from: handleID) }
         return stream
+    }
+
+    private static func unexpected() -> CloudError {
+        CloudError(.internalError, reason: "the rules answered a request with the answer of another")
     }
 }

@@ -1,4 +1,5 @@
 import Cumulus
+import CumulusServerCore
 import Foundation
 
 /// A whole cloud container in memory: every user's private database, the
@@ -18,19 +19,25 @@ import Foundation
 ///
 /// Users need no set-up: a user's databases exist from their first request.
 /// The shared database of every user is empty (no zones).
+///
+/// The rules are the record server's own (`RecordService` of
+/// `CumulusServerCore`) over storage in memory: what holds here holds for
+/// `cumulus serve`. The container is in the `development` environment, so
+/// its schema is learned from the first write of each field.
 public actor InMemoryCloudServer {
     nonisolated let controls = ServerControls()
     nonisolated let time: ServerTime
+    nonisolated let storage = InMemoryStorage()
+    nonisolated let service: RecordService
+
+    /// The container every handle reaches.
+    static let container = "iCloud.cumulus.in-memory"
+    static let environment = CloudEnvironment.development
 
     /// The largest record the server stores, in bytes of its fields on the
     /// wire (``WireFormat/encodedSize(ofFields:)``); a larger one is refused
     /// with `BAD_REQUEST`.
     public nonisolated let recordSizeLimit: Int
-
-    var databases: [DatabaseKey: DatabaseState] = [:]
-    var subscriptions: [SubscriptionOwner: [String: Subscription]] = [:]
-    private var lastIncarnation = 0
-    private var lastChangeTag = 0
 
     /// Creates an empty server.
     ///
@@ -44,8 +51,13 @@ public actor InMemoryCloudServer {
         clock: some Clock<Duration> = ContinuousClock(), startDate: Date = Date(),
         recordSizeLimit: Int = RecordEncoder.defaultSizeLimit
     ) {
-        time = ServerTime(clock: clock, startDate: startDate)
+        let time = ServerTime(clock: clock, startDate: startDate)
+        let controls = controls
+        self.time = time
         self.recordSizeLimit = recordSizeLimit
+        service = RecordService(
+            storage: storage, recordSizeLimit: recordSizeLimit, now: { time.now() },
+            publish: { notice in Self.deliver(notice, to: controls) })
     }
 
     // MARK: Handles
@@ -94,35 +106,38 @@ public actor InMemoryCloudServer {
     /// Fills (or, with `false`, empties) a user's storage: while full, every
     /// record the user saves fails with `QUOTA_EXCEEDED`; deletes still work.
     public nonisolated func setQuotaExceeded(_ exceeded: Bool, forUser user: String) {
-        controls.setQuotaExceeded(exceeded, for: user)
+        storage.setQuotaExceeded(exceeded, user: user, container: Self.container, environment: Self.environment)
     }
 
     /// Deletes a zone of a user's private database behind the clients'
     /// backs, as another device would: its records go, the database's change
     /// history records the deletion, and the user's handles are notified.
     @discardableResult
-    public func deleteZone(_ zoneID: ZoneID, ownedBy user: String) -> ZoneResult {
-        applyZoneOperations([.delete(zoneID)], in: .privateDatabase(user: user), user: user)[0]
+    public func deleteZone(_ zoneID: ZoneID, ownedBy user: String) async -> ZoneResult {
+        await settled {
+            try await service.deleteZone(
+                zoneID, ownedBy: user, container: Self.container, environment: Self.environment)
+        }
     }
 
     /// Makes every sync token of a zone of a user's private database
     /// expired: the next `changes/zone` with one of them answers
     /// `CHANGE_TOKEN_EXPIRED`. Returns `false` when there is no such zone.
     @discardableResult
-    public func expireChangeTokens(in zoneID: ZoneID, ownedBy user: String) -> Bool {
-        let key = DatabaseKey.privateDatabase(user: user)
-        guard let name = ownZoneName(zoneID, user: user), databases[key]?.zones[name] != nil else { return false }
-        databases[key]?.zones[name]?.incarnation = makeIncarnation()
-        return true
+    public func expireChangeTokens(in zoneID: ZoneID, ownedBy user: String) async -> Bool {
+        await settled {
+            try await service.expireChangeTokens(
+                in: zoneID, ownedBy: user, container: Self.container, environment: Self.environment)
+        }
     }
 
     /// Makes every database sync token of a user's private database expired:
     /// the next `changes/database` with one of them throws `CHANGE_TOKEN_EXPIRED`.
-    public func expireDatabaseChangeTokens(ownedBy user: String) {
-        let key = DatabaseKey.privateDatabase(user: user)
-        var database = takeDatabase(key)
-        database.incarnation = makeIncarnation()
-        databases[key] = database
+    public func expireDatabaseChangeTokens(ownedBy user: String) async {
+        await settled {
+            try await service.expireDatabaseChangeTokens(
+                ownedBy: user, container: Self.container, environment: Self.environment)
+        }
     }
 
     // MARK: Inspection
@@ -147,67 +162,38 @@ public actor InMemoryCloudServer {
     /// The records a zone holds now, by record name, without going through a
     /// handle (no faults, no latency, no request counted). `user` names the
     /// private or shared database; it is ignored for the public one.
-    public func storedRecords(in zoneID: ZoneID, of user: String, scope: DatabaseScope = .private) -> [Record] {
-        let key = DatabaseKey(scope: scope, user: user)
-        guard let name = ownZoneName(zoneID, user: user), let zone = databases[key]?.zones[name] else { return [] }
-        return zone.liveRecords.sorted { $0.recordName < $1.recordName }
+    public func storedRecords(in zoneID: ZoneID, of user: String, scope: DatabaseScope = .private) async -> [Record] {
+        let key = DatabaseKey(container: Self.container, environment: Self.environment, scope: scope, owner: user)
+        guard zoneID.ownerRecordName.map({ $0.isExactly(user) || $0 == "__defaultOwner__" }) ?? true else { return [] }
+        let records = await settled {
+            try await storage.read { transaction -> [Record] in
+                guard let database = try await transaction.database(key),
+                    let zone = try await transaction.zones(inDatabase: database.id, named: [zoneID.zoneName]).first
+                else { return [] }
+                return try await transaction.changes(inZone: zone.id, after: 0, recordTypes: nil, limit: .max)
+                    .compactMap(\.record)
+            }
+        }
+        return records.sorted { ExactName($0.recordName) < ExactName($1.recordName) }
     }
 
     // MARK: Requests
 
-    /// Runs a request's body on the server, as the caller.
-    func run<T: Sendable>(
-        as caller: Caller, _ body: @Sendable (isolated InMemoryCloudServer, Caller) throws -> T
-    ) throws -> T {
-        try body(self, caller)
+    /// Carries out a request as `user` through the rules, in `scope`.
+    nonisolated func perform(_ request: CloudRequest, as user: String, scope: DatabaseScope) async throws
+        -> CloudResponse
+    {
+        try await service.perform(
+            request,
+            as: Caller(container: Self.container, environment: Self.environment, scope: scope, user: user))
     }
 
-    // MARK: Shared helpers
-
-    func makeIncarnation() -> Int {
-        lastIncarnation += 1
-        return lastIncarnation
-    }
-
-    func makeChangeTag() -> String {
-        lastChangeTag += 1
-        return String(lastChangeTag, radix: 36)
-    }
-
-    /// Takes a database out of `databases`, making it on first use, so that
-    /// it can be changed without copying; put it back when done.
-    func takeDatabase(_ key: DatabaseKey) -> DatabaseState {
-        if let database = databases.removeValue(forKey: key) { return database }
-        let scope = key.scope
-        var database = DatabaseState(scope: scope, incarnation: makeIncarnation())
-        if scope != .shared {
-            database.zones[ZoneID.defaultZone.zoneName] = ZoneState(incarnation: makeIncarnation())
-            database.logChange(ofZone: ZoneID.defaultZone.zoneName)
+    /// Runs an admin control whose storage cannot fail: memory does not.
+    private func settled<T: Sendable>(_ body: () async throws -> T) async -> T {
+        do {
+            return try await body()
+        } catch {
+            preconditionFailure("Internal inconsistency: an in-memory control failed: \(error)")
         }
-        return database
-    }
-
-    /// The database, made on first use.
-    func database(_ key: DatabaseKey) -> DatabaseState {
-        if let database = databases[key] { return database }
-        let database = takeDatabase(key)
-        databases[key] = database
-        return database
-    }
-
-    /// The name of the zone `zoneID` designates for `user`: `nil` when it
-    /// names another owner. The caller's own zones may be named with no
-    /// owner, the user's record name, or CloudKit's `__defaultOwner__`.
-    nonisolated func ownZoneName(_ zoneID: ZoneID, user: String) -> String? {
-        switch zoneID.ownerRecordName {
-        case nil, user, "__defaultOwner__": zoneID.zoneName
-        default: nil
-        }
-    }
-
-    /// The form of zone IDs in answers: the owner is left out for the
-    /// caller's own zones, as ``ZoneID`` says.
-    nonisolated func canonicalZoneID(_ name: String) -> ZoneID {
-        ZoneID(zoneName: name)
     }
 }

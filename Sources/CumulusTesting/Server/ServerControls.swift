@@ -1,4 +1,5 @@
 import Cumulus
+import CumulusServerCore
 
 /// What the in-memory server knows about its handles and the faults a test
 /// injected: state that synchronous calls reach (a handle's ``InMemoryCloudDatabase/notifications()``,

@@ -80,15 +80,10 @@ extension CloudService {
         try await storage.read { transaction in try await transaction.serverKey(id: keyID, container: container) }
     }
 
-    /// The types the environment's schema gives fields: each (record type,
-    /// field) as first written.
+    /// The types the environment's schema gives fields, for reading fields
+    /// sent without `type`.
     public func fieldTypes(container: String, environment: CloudEnvironment) async throws -> FieldTypeLookup {
-        let key = SchemaKey(container: container, environment: environment)
-        _ = try await schema(key)
-        let schemas = schemas
-        return { recordType, fieldName in
-            schemas.withLock { $0[key]?[recordType]?[fieldName] }
-        }
+        try await rules.fieldTypes(container: container, environment: environment)
     }
 
     /// A new notification channel for `caller` (the `apnsToken` of `tokens/create`).
@@ -110,41 +105,6 @@ extension CloudService {
         -> NotificationBatch
     {
         try await hub.poll(token: token, cursor: cursor, timeout: timeout)
-    }
-
-    // MARK: Schema
-
-    /// The environment's schema, read from storage on first use.
-    func schema(_ key: SchemaKey) async throws -> [String: [String: FieldType]] {
-        if let cached = schemas.withLock({ $0[key] }) { return cached }
-        let stored = try await storage.read { transaction in
-            try await transaction.fieldTypes(container: key.container, environment: key.environment)
-        }
-        var schema: [String: [String: FieldType]] = [:]
-        for type in stored { schema[type.recordType, default: [:]][type.fieldName] = type.type }
-        return schemas.withLock { schemas in
-            // A write that committed meanwhile may have filled it already.
-            if let cached = schemas[key] { return cached }
-            schemas[key] = schema
-            return schema
-        }
-    }
-
-    /// Adds field types a write recorded; the first type of a field stays.
-    func learn(_ types: [StoredFieldType], in key: SchemaKey) {
-        schemas.withLock { schemas in
-            for type in types where schemas[key]?[type.recordType]?[type.fieldName] == nil {
-                schemas[key, default: [:]][type.recordType, default: [:]][type.fieldName] = type.type
-            }
-        }
-    }
-
-    /// Replaces an environment's schema with the types storage holds, when
-    /// another server's writes made the one in memory out of date.
-    func reload(_ stored: [StoredFieldType], in key: SchemaKey) {
-        var schema: [String: [String: FieldType]] = [:]
-        for type in stored { schema[type.recordType, default: [:]][type.fieldName] = type.type }
-        schemas.withLock { $0[key] = schema }
     }
 
     // MARK: Secrets

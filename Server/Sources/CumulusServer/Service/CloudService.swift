@@ -1,9 +1,10 @@
 import Cumulus
+@_exported import CumulusServerCore
 import Foundation
 
-/// The record server's semantics over a ``ServerStorage``: the requests of
-/// the CloudKit Web Services protocol carried out exactly as
-/// `InMemoryCloudServer` does, the accounts, and the notification channels.
+/// The record server: the protocol's rules (`RecordService`) over a
+/// ``ServerStorage``, plus the accounts that authenticate callers and the
+/// notification channels with their long polls.
 ///
 /// ```swift
 /// let service = try await CloudService.open(path: "/var/lib/cumulus/cumulus.sqlite")
@@ -13,25 +14,17 @@ import Foundation
 /// A request is one storage transaction, answered only after it commits.
 public final class CloudService: CloudServing {
     /// Where the service keeps its data.
-    public let storage: any ServerStorage
+    public var storage: any ServerStorage { rules.storage }
     /// The largest record accepted, in bytes of its fields on the wire
     /// (`WireFormat.encodedSize(ofFields:)`); a larger one answers `BAD_REQUEST`.
-    public let recordSizeLimit: Int
+    public var recordSizeLimit: Int { rules.recordSizeLimit }
     /// What tells the other servers on the same storage about this one's
     /// writes, and this one about theirs; `nil` for a lone server.
     public let broadcaster: (any ChangeBroadcasting)?
+    /// The protocol's rules, which carry out every request.
+    public let rules: RecordService
 
     let hub: NotificationHub
-    /// The databases known to exist, so that their first-use check costs no
-    /// transaction (databases are never deleted).
-    private let knownDatabases = Locked(Set<DatabaseKey>())
-    /// Each environment's schema, loaded on first use and grown by writes.
-    let schemas = Locked([SchemaKey: [String: [String: FieldType]]]())
-
-    struct SchemaKey: Hashable, Sendable {
-        var container: String
-        var environment: CloudEnvironment
-    }
 
     /// Creates a service over `storage`.
     ///
@@ -43,14 +36,21 @@ public final class CloudService: CloudServing {
     ///   - broadcaster: For one of several servers on one storage: announces
     ///     this service's writes to the others and wakes this service's
     ///     polls for theirs. The service becomes its receiver and closes it.
+    ///   - now: The date of record timestamps.
     public init(
         storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        notificationIdleLimit: Duration = .seconds(600), broadcaster: (any ChangeBroadcasting)? = nil
+        notificationIdleLimit: Duration = .seconds(600), broadcaster: (any ChangeBroadcasting)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.storage = storage
-        self.recordSizeLimit = recordSizeLimit
+        let hub = NotificationHub(idleLimit: notificationIdleLimit)
+        self.hub = hub
         self.broadcaster = broadcaster
-        hub = NotificationHub(idleLimit: notificationIdleLimit)
+        rules = RecordService(
+            storage: storage, recordSizeLimit: recordSizeLimit, now: now,
+            publish: { notice in
+                hub.publish(key: notice.key, changedZones: notice.changedZones, subscriptions: notice.subscriptions)
+                broadcaster?.announce(ChangeAnnouncement(key: notice.key, zoneNames: notice.changedZones))
+            })
         // Weak: the broadcaster keeps the receiver, and the service keeps the broadcaster.
         broadcaster?.setReceiver { [weak self] event in await self?.receive(event) }
     }
@@ -75,92 +75,24 @@ public final class CloudService: CloudServing {
 
     // MARK: Requests
 
-    /// Carries out one request for `caller`, with the semantics of
-    /// `InMemoryCloudServer`; a server-to-server caller (`user == nil`) may
-    /// use the public database only.
+    /// Carries out one request for `caller` by the protocol's rules;
+    /// `tokens/create` opens a notification channel here.
     public func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
-        switch request {
-        case .currentUser:
-            guard let user = caller.user else {
-                throw CloudError(.authenticationRequired, reason: "a server-to-server key has no user")
-            }
-            return .user(UserIdentity(userRecordName: user))
-        case .createToken:
-            let token = try await createNotificationToken(for: caller)
-            return .token(
-                NotificationToken(
-                    apnsEnvironment: caller.environment.rawValue, apnsToken: token,
-                    webcourierURL: Self.webcourierPath(forToken: token)))
-        default:
-            break
+        guard case .createToken = request else { return try await rules.perform(request, as: caller) }
+        guard !caller.isAnonymous else {
+            throw CloudError(.authenticationRequired, reason: "a notification channel needs a user or a key")
         }
-        let context = try RequestContext(caller)
-        try await ensureDatabase(context.key)
-        switch request {
-        case .modifyRecords(let operations, let zoneID, let atomic):
-            return .records(try await modifyRecords(operations, zoneID: zoneID, atomic: atomic, context: context))
-        case .lookupRecords(let names, let zoneID, let desiredKeys):
-            return .records(try await lookupRecords(names, zoneID: zoneID, desiredKeys: desiredKeys, context: context))
-        case .queryRecords(let query, let zoneID, let resultsLimit, let marker, let desiredKeys):
-            return .query(
-                try await queryRecords(
-                    query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: marker,
-                    desiredKeys: desiredKeys, context: context))
-        case .fetchZoneChanges(let requests):
-            return .zoneChanges(try await fetchZoneChanges(requests, context: context))
-        case .fetchDatabaseChanges(let syncToken, let resultsLimit):
-            return .databaseChanges(
-                try await fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit, context: context))
-        case .listZones:
-            return .zones(try await listZones(context: context))
-        case .lookupZones(let zoneIDs):
-            return .zoneResults(try await lookupZones(zoneIDs, context: context))
-        case .modifyZones(let operations):
-            return .zoneResults(try await modifyZones(operations, context: context))
-        case .modifySubscriptions(let operations):
-            return .subscriptionResults(try await modifySubscriptions(operations, context: context))
-        case .listSubscriptions:
-            return .subscriptions(try await listSubscriptions(context: context))
-        case .lookupSubscriptions(let identifiers):
-            return .subscriptionResults(try await lookupSubscriptions(identifiers, context: context))
-        case .currentUser, .createToken:
-            preconditionFailure("Internal inconsistency: answered above")
-        }
+        let token = try await createNotificationToken(for: caller)
+        return .token(
+            NotificationToken(
+                apnsEnvironment: caller.environment.rawValue, apnsToken: token,
+                webcourierURL: Self.webcourierPath(forToken: token)))
     }
 
     /// The path of a notification channel's long poll, the `webcourierURL`
     /// of `tokens/create` (the HTTP layer may answer with a full URL instead).
     public static func webcourierPath(forToken token: String) -> String {
         "/notifications/\(token)"
-    }
-
-    /// Creates a database's row and default zone on its first use.
-    private func ensureDatabase(_ key: DatabaseKey) async throws {
-        guard !knownDatabases.withLock({ $0.contains(key) }) else { return }
-        try await storage.write { transaction in
-            var database = try await transaction.createDatabase(
-                key, incarnation: ServerChangeToken.makeIncarnation())
-            guard key.scope != .shared, database.serial == 0,
-                try await transaction.zones(inDatabase: database.id, named: [ZoneID.defaultZone.zoneName]).isEmpty
-            else { return }
-            _ = try await transaction.createZone(
-                named: ZoneID.defaultZone.zoneName, inDatabase: database.id,
-                incarnation: ServerChangeToken.makeIncarnation())
-            database.serial += 1
-            try await transaction.logZoneChanges(
-                [ZoneLogEntry(zoneName: ZoneID.defaultZone.zoneName, serial: database.serial, deleted: false)],
-                inDatabase: database.id)
-            try await transaction.updateDatabase(database)
-        }
-        knownDatabases.withLock { _ = $0.insert(key) }
-    }
-
-    /// Publishes the notifications of a committed write that changed zones,
-    /// then announces the write to the other servers.
-    func notify(_ key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription]) {
-        guard !changedZones.isEmpty else { return }
-        hub.publish(key: key, changedZones: changedZones, subscriptions: subscriptions)
-        broadcaster?.announce(ChangeAnnouncement(key: key, zoneNames: changedZones))
     }
 
     // MARK: Admin controls
@@ -171,29 +103,14 @@ public final class CloudService: CloudServing {
     public func expireChangeTokens(
         in zoneID: ZoneID, ownedBy user: String, container: String, environment: CloudEnvironment
     ) async throws -> Bool {
-        let key = DatabaseKey(container: container, environment: environment, scope: .private, owner: user)
-        guard let name = RequestContext.ownZoneName(zoneID, user: user) else { return false }
-        return try await storage.write { transaction in
-            guard let database = try await transaction.database(key),
-                var zone = try await transaction.zones(inDatabase: database.id, named: [name]).first
-            else { return false }
-            zone.incarnation = ServerChangeToken.makeIncarnation()
-            try await transaction.updateZone(zone)
-            return true
-        }
+        try await rules.expireChangeTokens(in: zoneID, ownedBy: user, container: container, environment: environment)
     }
 
     /// Makes every database sync token of a user's private database expired.
     public func expireDatabaseChangeTokens(ownedBy user: String, container: String, environment: CloudEnvironment)
         async throws
     {
-        let key = DatabaseKey(container: container, environment: environment, scope: .private, owner: user)
-        try await ensureDatabase(key)
-        try await storage.write { transaction in
-            guard var database = try await transaction.database(key) else { return }
-            database.incarnation = ServerChangeToken.makeIncarnation()
-            try await transaction.updateDatabase(database)
-        }
+        try await rules.expireDatabaseChangeTokens(ownedBy: user, container: container, environment: environment)
     }
 
     /// Fills (or empties) a user's storage: while full, every record the
@@ -201,76 +118,22 @@ public final class CloudService: CloudServing {
     public func setQuotaExceeded(
         _ exceeded: Bool, forUser user: String, container: String, environment: CloudEnvironment
     ) async throws {
-        try await storage.write { transaction in
-            try await transaction.setQuotaExceeded(
-                exceeded, user: user, container: container, environment: environment)
-        }
-    }
-}
-
-/// Who asks, in which database.
-struct RequestContext: Sendable {
-    var key: DatabaseKey
-    /// The user, or `nil` for a server-to-server key.
-    var user: String?
-
-    init(_ caller: Caller) throws {
-        guard caller.user != nil || caller.scope == .public else {
-            throw CloudError(
-                .authenticationRequired, reason: "a server-to-server key reaches the public database only")
-        }
-        key = DatabaseKey(
-            container: caller.container, environment: caller.environment, scope: caller.scope,
-            owner: caller.user ?? "")
-        user = caller.user
+        try await rules.setQuotaExceeded(exceeded, forUser: user, container: container, environment: environment)
     }
 
-    /// Subscriptions of a server-to-server key are kept under the empty user.
-    var subscriber: String { user ?? "" }
-
-    func ownZoneName(_ zoneID: ZoneID) -> String? {
-        Self.ownZoneName(zoneID, user: user)
+    /// Deletes a zone of a user's private database behind the clients'
+    /// backs, as another device would.
+    @discardableResult
+    public func deleteZone(_ zoneID: ZoneID, ownedBy user: String, container: String, environment: CloudEnvironment)
+        async throws -> ZoneResult
+    {
+        try await rules.deleteZone(zoneID, ownedBy: user, container: container, environment: environment)
     }
 
-    /// The name of the zone `zoneID` designates for `user`: `nil` when it
-    /// names another owner. The caller's own zones may be named with no
-    /// owner, the user's record name, or CloudKit's `__defaultOwner__`.
-    static func ownZoneName(_ zoneID: ZoneID, user: String?) -> String? {
-        switch zoneID.ownerRecordName {
-        case nil, "__defaultOwner__": zoneID.zoneName
-        case let owner? where owner == user: zoneID.zoneName
-        default: nil
-        }
-    }
-}
-
-/// The limits of the CloudKit Web Services reference.
-enum ServerLimits {
-    /// The most operations (or items) in one request.
-    static let operationsPerRequest = 200
-    /// The most records (or zones) in one answer, and the default page size.
-    static let resultsPerResponse = 200
-
-    /// Throws `BAD_REQUEST` for a request over the 200-item limit.
-    static func checkItemCount(_ count: Int, of items: String) throws {
-        guard count <= operationsPerRequest else {
-            throw CloudError(
-                .badRequest, reason: "the request has \(count) \(items), over the limit of \(operationsPerRequest)")
-        }
-    }
-
-    /// The page size a `resultsLimit` asks for: 200 when absent, at most 200.
-    static func pageSize(_ resultsLimit: Int?) throws(CloudError) -> Int {
-        guard let resultsLimit else { return resultsPerResponse }
-        guard resultsLimit > 0 else {
-            throw CloudError(.badRequest, reason: "resultsLimit must be at least 1, not \(resultsLimit)")
-        }
-        return min(resultsLimit, resultsPerResponse)
-    }
-
-    static func zoneNotFound(_ zoneID: ZoneID, recordName: String?) -> CloudError {
-        CloudError(
-            .zoneNotFound, reason: "the zone '\(zoneID.zoneName)' does not exist", recordName: recordName,
-            zoneID: zoneID)
+    /// Copies a container's `development` schema to `production` and
+    /// returns how many field types production gained.
+    @discardableResult
+    public func deploySchema(container: String) async throws -> Int {
+        try await rules.deploySchema(container: container)
     }
 }

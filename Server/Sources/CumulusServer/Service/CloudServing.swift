@@ -1,26 +1,5 @@
 import Cumulus
 
-/// Who sends a request, once the HTTP layer has authenticated it.
-public struct Caller: Sendable, Hashable {
-    /// The container the request's path names (its token was checked).
-    public var container: String
-    /// The environment the request's path names.
-    public var environment: CloudEnvironment
-    /// The database the request's path names.
-    public var scope: DatabaseScope
-    /// The user's record name, or `nil` for a request signed with a
-    /// server-to-server key (public database only).
-    public var user: String?
-
-    /// Creates a caller.
-    public init(container: String, environment: CloudEnvironment, scope: DatabaseScope, user: String?) {
-        self.container = container
-        self.environment = environment
-        self.scope = scope
-        self.user = user
-    }
-}
-
 /// What the HTTP layer needs of the record service: the protocol's requests
 /// carried out for an authenticated caller, the accounts that authenticate
 /// callers, and the notification long poll.

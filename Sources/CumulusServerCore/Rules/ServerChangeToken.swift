@@ -1,7 +1,7 @@
 import Cumulus
 
 /// A sync token's contents: `z<incarnation>-<serial>` for zones,
-/// `d<incarnation>-<serial>` for databases, as the in-memory server writes them.
+/// `d<incarnation>-<serial>` for databases, the same for every store.
 ///
 /// Incarnations are random, so that tokens stay valid across restarts and
 /// several servers without a shared counter, and a recreated zone never

@@ -21,17 +21,18 @@ struct SchemaConflict: Error {
     var error: CloudError
 }
 
-/// One `records/modify` request carried out inside a transaction, with the
-/// rules of `InMemoryCloudServer`: plan every operation against the zone as
-/// it stands, check references, then apply in order (atomically in custom
-/// zones when asked) with serials taken from the zone's row.
+/// One `records/modify` request carried out inside a transaction: plan every
+/// operation against the zone as it stands, check references, then apply in
+/// order (atomically in custom zones when asked) with serials taken from the
+/// zone's row.
 struct RecordModification: Sendable {
     var operations: [RecordOperation]
     var requestZoneID: ZoneID
     var atomic: Bool
     var context: RequestContext
     var recordSizeLimit: Int
-    var schema: [String: [String: FieldType]]
+    var schema: Schema
+    var now: Date
 
     private enum Change: Sendable {
         case save(Record, desiredKeys: [String]?)
@@ -58,13 +59,13 @@ struct RecordModification: Sendable {
                 user: user, container: context.key.container, environment: context.key.environment)
         }
         let names = operations.map(\.record.recordName).filter { !$0.isEmpty }
-        var rows: [String: StoredRecord] = [:]
-        for row in try await transaction.records(named: names, inZone: zone.id) { rows[row.name] = row }
+        var rows: [ExactName: StoredRecord] = [:]
+        for row in try await transaction.records(named: names, inZone: zone.id) { rows[ExactName(row.name)] = row }
 
-        let stamp = RecordStamp(date: Date(), userRecordName: context.user)
+        let stamp = RecordStamp(date: now, userRecordName: context.user)
         var plans = operations.map { operation in
             plan(
-                operation, existing: rows[operation.record.recordName]?.record, zoneName: zoneName, stamp: stamp,
+                operation, existing: rows[ExactName(operation.record.recordName)], zoneName: zoneName, stamp: stamp,
                 quotaExceeded: quotaExceeded)
         }
         try await validateReferences(&plans, zoneName: zoneName, rows: rows, database: database, transaction)
@@ -85,19 +86,21 @@ struct RecordModification: Sendable {
 
         var applier = Applier(zone: zone, rows: rows, transaction: transaction)
         var results: [RecordResult] = []
-        var newFieldTypes: [String: StoredFieldType] = [:]
+        var newFieldTypes: [ExactName: [ExactName: StoredFieldType]] = [:]
         for plan in plans {
             switch plan {
             case .failure(let error): results.append(.failure(error))
             case .success(.save(let record, let desiredKeys)):
-                let saved = applier.save(record, creator: rows[record.recordName]?.creator ?? context.user)
+                // A live record keeps its creator; a new one (or one over a tombstone) is the writer's.
+                let existing = rows[ExactName(record.recordName)].flatMap { $0.record != nil ? $0 : nil }
+                let saved = applier.save(record, creator: existing.map { $0.creator } ?? context.user)
                 results.append(.record(saved.keeping(desiredKeys)))
-                for (field, value) in saved.fields where schema[saved.recordType]?[field] == nil {
-                    let key = "\(saved.recordType)\u{0}\(field)"
-                    if newFieldTypes[key] == nil {
-                        newFieldTypes[key] = StoredFieldType(
-                            recordType: saved.recordType, fieldName: field, type: value.type)
-                    }
+                // An empty list says nothing of which list it is: it teaches no type.
+                for (field, value) in saved.fields
+                where schema.type(ofField: field, in: saved.recordType) == nil && !value.isEmptyList {
+                    newFieldTypes[ExactName(saved.recordType), default: [:]][ExactName(field)] =
+                        newFieldTypes[ExactName(saved.recordType)]?[ExactName(field)]
+                        ?? StoredFieldType(recordType: saved.recordType, fieldName: field, type: value.type)
                 }
             case .success(.delete(let name, let zoneID)):
                 try await applier.deleteCascading(name)
@@ -115,7 +118,9 @@ struct RecordModification: Sendable {
         try await transaction.logZoneChanges(
             [ZoneLogEntry(zoneName: zoneName, serial: database.serial, deleted: false)], inDatabase: database.id)
         try await transaction.updateDatabase(database)
-        let types = newFieldTypes.values.sorted { ($0.recordType, $0.fieldName) < ($1.recordType, $1.fieldName) }
+        let types = newFieldTypes.values.flatMap(\.values).sorted {
+            (ExactName($0.recordType), ExactName($0.fieldName)) < (ExactName($1.recordType), ExactName($1.fieldName))
+        }
         try await transaction.addFieldTypes(
             types, container: context.key.container, environment: context.key.environment)
         try await checkStoredTypes(of: types, transaction)
@@ -132,10 +137,9 @@ struct RecordModification: Sendable {
         guard !types.isEmpty else { return }
         let stored = try await transaction.fieldTypes(
             container: context.key.container, environment: context.key.environment)
-        var storedTypes: [String: [String: FieldType]] = [:]
-        for type in stored { storedTypes[type.recordType, default: [:]][type.fieldName] = type.type }
+        let storedTypes = Schema(stored)
         for type in types {
-            if let first = storedTypes[type.recordType]?[type.fieldName], first != type.type {
+            if let first = storedTypes.type(ofField: type.fieldName, in: type.recordType), first != type.type {
                 throw SchemaConflict(
                     stored: stored,
                     error: CloudError(
@@ -147,10 +151,25 @@ struct RecordModification: Sendable {
         }
     }
 
+    /// Why the caller may not change a live record of the public database,
+    /// or `nil` when it may: a user changes the records it created, a
+    /// server-to-server key changes any, and a record a key created is
+    /// changed by keys only, so that users cannot deface what the app's
+    /// backend publishes.
+    static func publicWriteRefusal(_ row: StoredRecord, _ context: RequestContext) -> String? {
+        guard let user = context.user else { return nil }
+        guard let creator = row.creator else {
+            return "the record was published with a server-to-server key; only the container's keys may change it"
+        }
+        return creator.isExactly(user) ? nil : "only its creator may change a record of the public database"
+    }
+
     /// Works out what one operation does to the zone as it stands, or why it fails.
     private func plan(
-        _ operation: RecordOperation, existing: Record?, zoneName: String, stamp: RecordStamp, quotaExceeded: Bool
+        _ operation: RecordOperation, existing row: StoredRecord?, zoneName: String, stamp: RecordStamp,
+        quotaExceeded: Bool
     ) -> Plan {
+        let existing = row?.record
         let sent = operation.record
         var name = sent.recordName
         func failure(_ code: CloudError.Code, _ reason: String, serverRecord: Record? = nil) -> Plan {
@@ -162,15 +181,13 @@ struct RecordModification: Sendable {
             guard operation.type == .create else { return failure(.badRequest, "the record has no name") }
             name = UUID().uuidString
         }
-        guard context.ownZoneName(sent.zoneID) == zoneName else {
+        guard let sentZone = context.ownZoneName(sent.zoneID), sentZone.isExactly(zoneName) else {
             return failure(
                 .badRequest, "the record's zone '\(sent.zoneID.zoneName)' is not the request's zone '\(zoneName)'")
         }
-        // A server-to-server key may change any record of the public database.
-        if context.key.scope == .public, let user = context.user, let existing,
-            let creator = existing.metadata?.created?.userRecordName, creator != user
+        if context.key.scope == .public, let row, row.record != nil, let refusal = Self.publicWriteRefusal(row, context)
         {
-            return failure(.accessDenied, "only its creator may change a record of the public database")
+            return failure(.accessDenied, refusal)
         }
 
         let type = operation.type
@@ -190,7 +207,7 @@ struct RecordModification: Sendable {
         if type.isDelete { return .success(.delete(name, zoneID: ZoneID(zoneName: zoneName))) }
 
         guard !sent.recordType.isEmpty else { return failure(.badRequest, "the record has no type") }
-        if let existing, existing.recordType != sent.recordType {
+        if let existing, !existing.recordType.isExactly(sent.recordType) {
             return failure(.badRequest, "a record of type \(existing.recordType) cannot become a \(sent.recordType)")
         }
         if quotaExceeded { return failure(.quotaExceeded, "the user's storage is full") }
@@ -199,6 +216,13 @@ struct RecordModification: Sendable {
         if type == .update || type == .forceUpdate, let existing {
             fields = existing.fields
             for (key, value) in sent.fields { fields[key] = value }
+        }
+        for (field, value) in sent.fields {
+            if let refusal = schema.refusal(
+                of: value, field: field, recordType: sent.recordType, environment: context.key.environment)
+            {
+                return failure(.badRequest, refusal)
+            }
         }
         let size = WireFormat.encodedSize(ofFields: fields)
         guard size <= recordSizeLimit else {
@@ -217,50 +241,51 @@ struct RecordModification: Sendable {
     /// Fails the saves whose `VALIDATE` references point at records that will
     /// not exist once the request is applied; reads each zone's targets in one query.
     private func validateReferences(
-        _ plans: inout [Plan], zoneName: String, rows: [String: StoredRecord], database: StoredDatabase,
+        _ plans: inout [Plan], zoneName: String, rows: [ExactName: StoredRecord], database: StoredDatabase,
         _ transaction: any StorageTransaction
     ) async throws {
-        var saved = Set<String>()
-        var deleted = Set<String>()
+        var saved = Set<ExactName>()
+        var deleted = Set<ExactName>()
         for case .success(let change) in plans {
             switch change {
-            case .save(let record, _): saved.insert(record.recordName)
-            case .delete(let name, _): deleted.insert(name)
+            case .save(let record, _): saved.insert(ExactName(record.recordName))
+            case .delete(let name, _): deleted.insert(ExactName(name))
             }
         }
-        func targetZone(_ reference: Reference) -> String? {
-            reference.zoneID.map { context.ownZoneName($0) } ?? zoneName
+        let requestZone = ExactName(zoneName)
+        func targetZone(_ reference: Reference) -> ExactName? {
+            guard let zoneID = reference.zoneID else { return requestZone }
+            return context.ownZoneName(zoneID).map(ExactName.init)
         }
         // The targets the request itself does not settle, by zone.
-        var unknown: [String: Set<String>] = [:]
+        var unknown: [ExactName: Set<ExactName>] = [:]
         for case .success(.save(let record, _)) in plans {
             for (_, reference) in record.references where reference.action == .validate {
                 guard let zone = targetZone(reference) else { continue }
-                if zone == zoneName,
-                    saved.contains(reference.recordName) || deleted.contains(reference.recordName)
-                        || rows[reference.recordName] != nil
-                {
+                let target = ExactName(reference.recordName)
+                if zone == requestZone, saved.contains(target) || deleted.contains(target) || rows[target] != nil {
                     continue
                 }
-                unknown[zone, default: []].insert(reference.recordName)
+                unknown[zone, default: []].insert(target)
             }
         }
-        var existing: [String: Set<String>] = [:]
+        var existing: [ExactName: Set<ExactName>] = [:]
         for (zone, names) in unknown {
-            guard let stored = try await transaction.zones(inDatabase: database.id, named: [zone]).first else {
+            guard let stored = try await transaction.zones(inDatabase: database.id, named: [zone.string]).first else {
                 continue
             }
-            let found = try await transaction.records(named: names.sorted(), inZone: stored.id)
-            existing[zone] = Set(found.filter { $0.record != nil }.map(\.name))
+            let found = try await transaction.records(named: names.sorted().map(\.string), inZone: stored.id)
+            existing[zone] = Set(found.filter { $0.record != nil }.map { ExactName($0.name) })
         }
         func exists(_ reference: Reference) -> Bool {
             guard let zone = targetZone(reference) else { return false }
-            if zone == zoneName {
-                if saved.contains(reference.recordName) { return true }
-                if deleted.contains(reference.recordName) { return false }
-                if let row = rows[reference.recordName] { return row.record != nil }
+            let target = ExactName(reference.recordName)
+            if zone == requestZone {
+                if saved.contains(target) { return true }
+                if deleted.contains(target) { return false }
+                if let row = rows[target] { return row.record != nil }
             }
-            return existing[zone]?.contains(reference.recordName) ?? false
+            return existing[zone]?.contains(target) ?? false
         }
         for index in plans.indices {
             guard case .success(.save(let record, _)) = plans[index] else { continue }
@@ -282,12 +307,12 @@ struct RecordModification: Sendable {
 private struct Applier {
     var zone: StoredZone
     /// The rows as they stood before the request, read so far.
-    var rows: [String: StoredRecord]
+    var rows: [ExactName: StoredRecord]
     let transaction: any StorageTransaction
     /// The rows the request writes, by name: each record's final state.
-    var pending: [String: StoredRecord] = [:]
+    var pending: [ExactName: StoredRecord] = [:]
 
-    init(zone: StoredZone, rows: [String: StoredRecord], transaction: any StorageTransaction) {
+    init(zone: StoredZone, rows: [ExactName: StoredRecord], transaction: any StorageTransaction) {
         self.zone = zone
         self.rows = rows
         self.transaction = transaction
@@ -303,17 +328,17 @@ private struct Applier {
         zone.serial += 1
         var saved = record
         saved.metadata?.changeTag = changeTag
-        pending[record.recordName] = StoredRecord(
+        pending[ExactName(record.recordName)] = StoredRecord(
             name: record.recordName, recordType: record.recordType, serial: zone.serial, creator: creator,
             record: saved, deleteSelfTargets: saved.deleteSelfTargets)
         return saved
     }
 
     /// The row of a record as the request has left it so far.
-    private mutating func current(_ name: String) async throws -> StoredRecord? {
+    private mutating func current(_ name: ExactName) async throws -> StoredRecord? {
         if let row = pending[name] { return row }
         if let row = rows[name] { return row }
-        guard let row = try await transaction.records(named: [name], inZone: zone.id).first else { return nil }
+        guard let row = try await transaction.records(named: [name.string], inZone: zone.id).first else { return nil }
         rows[name] = row
         return row
     }
@@ -321,18 +346,19 @@ private struct Applier {
     /// Deletes a record and, in turn, every record of the zone that refers
     /// to a deleted one with the `DELETE_SELF` action.
     mutating func deleteCascading(_ name: String) async throws {
-        var queue = [name]
+        var queue = [ExactName(name)]
         while let next = queue.popLast() {
             guard let row = try await current(next), row.record != nil else { continue }
             zone.serial += 1
             pending[next] = StoredRecord(
-                name: next, recordType: row.recordType, serial: zone.serial, creator: row.creator, record: nil,
+                name: row.name, recordType: row.recordType, serial: zone.serial, creator: row.creator, record: nil,
                 deleteSelfTargets: [])
             // Stored references stand for the records this request has not rewritten.
-            let stored = try await transaction.deleteSelfReferrers(of: [next], inZone: zone.id)
-                .filter { pending[$0] == nil }
-            let rewritten = pending.values.filter { $0.record != nil && $0.deleteSelfTargets.contains(next) }
-                .map(\.name)
+            let stored = try await transaction.deleteSelfReferrers(of: [next.string], inZone: zone.id)
+                .map(ExactName.init).filter { pending[$0] == nil }
+            let rewritten = pending.values.filter {
+                $0.record != nil && $0.deleteSelfTargets.contains { $0.isExactly(next.string) }
+            }.map { ExactName($0.name) }
             queue += (stored + rewritten).sorted()
         }
     }

@@ -1,4 +1,5 @@
 import CloudCodable
+import Cumulus
 import Foundation
 
 extension CloudResponse {

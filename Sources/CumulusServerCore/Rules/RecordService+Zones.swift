@@ -1,6 +1,6 @@
 import Cumulus
 
-extension CloudService {
+extension RecordService {
     /// `zones/list`: the default zone first, then the others by name.
     func listZones(context: RequestContext) async throws -> [RecordZone] {
         let key = context.key
@@ -8,12 +8,12 @@ extension CloudService {
             guard let database = try await transaction.database(key) else { return [] }
             return try await transaction.zones(inDatabase: database.id, named: nil)
         }
-        return zones.sorted { (Self.rank($0.name), $0.name) < (Self.rank($1.name), $1.name) }
+        return zones.sorted { (Self.rank($0.name), ExactName($0.name)) < (Self.rank($1.name), ExactName($1.name)) }
             .map { Self.recordZone($0, scope: key.scope) }
     }
 
     private static func rank(_ zoneName: String) -> Int {
-        zoneName == ZoneID.defaultZone.zoneName ? 0 : 1
+        zoneName.isExactly(ZoneID.defaultZone.zoneName) ? 0 : 1
     }
 
     static func recordZone(_ zone: StoredZone, scope: DatabaseScope) -> RecordZone {
@@ -24,14 +24,14 @@ extension CloudService {
     func lookupZones(_ zoneIDs: [ZoneID], context: RequestContext) async throws -> [ZoneResult] {
         try ServerLimits.checkItemCount(zoneIDs.count, of: "zones")
         let key = context.key
-        let names = Array(Set(zoneIDs.compactMap { context.ownZoneName($0) }))
+        let names = Set(zoneIDs.compactMap { context.ownZoneName($0).map(ExactName.init) }).map(\.string)
         let zones = try await storage.read { transaction -> [StoredZone] in
             guard let database = try await transaction.database(key) else { return [] }
             return try await transaction.zones(inDatabase: database.id, named: names)
         }
-        let byName = Dictionary(zones.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let byName = Dictionary(zones.map { (ExactName($0.name), $0) }, uniquingKeysWith: { first, _ in first })
         return zoneIDs.map { zoneID in
-            guard let name = context.ownZoneName(zoneID), let zone = byName[name] else {
+            guard let name = context.ownZoneName(zoneID), let zone = byName[ExactName(name)] else {
                 return .failure(ServerLimits.zoneNotFound(zoneID, recordName: nil))
             }
             return .zone(Self.recordZone(zone, scope: key.scope))
@@ -41,13 +41,13 @@ extension CloudService {
     /// `zones/modify`.
     func modifyZones(_ operations: [ZoneOperation], context: RequestContext) async throws -> [ZoneResult] {
         try ServerLimits.checkItemCount(operations.count, of: "operations")
-        var names = Set<String>()
+        var names = Set<ExactName>()
         for operation in operations {
             let zoneID: ZoneID
             switch operation {
             case .create(let id), .delete(let id): zoneID = id
             }
-            guard names.insert(zoneID.zoneName).inserted else {
+            guard names.insert(ExactName(zoneID.zoneName)).inserted else {
                 throw CloudError(
                     .badRequest, reason: "zone '\(zoneID.zoneName)' appears in more than one operation of the request",
                     zoneID: zoneID)
@@ -64,8 +64,10 @@ extension CloudService {
             guard var database = try await transaction.database(key) else {
                 throw CloudError(.internalError, reason: "the database has no row")
             }
-            var zones: [String: StoredZone] = [:]
-            for zone in try await transaction.zones(inDatabase: database.id, named: nil) { zones[zone.name] = zone }
+            var zones: [ExactName: StoredZone] = [:]
+            for zone in try await transaction.zones(inDatabase: database.id, named: nil) {
+                zones[ExactName(zone.name)] = zone
+            }
             var changed: [String] = []
             var log: [ZoneLogEntry] = []
             var results: [ZoneResult] = []
@@ -79,7 +81,7 @@ extension CloudService {
                                     .badRequest, reason: "a zone can only be created by its owner", zoneID: zoneID)))
                         continue
                     }
-                    if let zone = zones[name] {
+                    if let zone = zones[ExactName(name)] {
                         results.append(.zone(Self.recordZone(zone, scope: key.scope)))
                         continue
                     }
@@ -94,24 +96,24 @@ extension CloudService {
                     }
                     let zone = try await transaction.createZone(
                         named: name, inDatabase: database.id, incarnation: ServerChangeToken.makeIncarnation())
-                    zones[name] = zone
+                    zones[ExactName(name)] = zone
                     database.serial += 1
                     log.append(ZoneLogEntry(zoneName: name, serial: database.serial, deleted: false))
                     changed.append(name)
                     results.append(.zone(Self.recordZone(zone, scope: key.scope)))
                 case .delete(let zoneID):
-                    guard let name = context.ownZoneName(zoneID), let zone = zones[name] else {
+                    guard let name = context.ownZoneName(zoneID), let zone = zones[ExactName(name)] else {
                         results.append(.failure(ServerLimits.zoneNotFound(zoneID, recordName: nil)))
                         continue
                     }
-                    guard name != ZoneID.defaultZone.zoneName else {
+                    guard !name.isExactly(ZoneID.defaultZone.zoneName) else {
                         results.append(
                             .failure(
                                 CloudError(.badRequest, reason: "the default zone cannot be deleted", zoneID: zoneID)))
                         continue
                     }
                     try await transaction.deleteZone(zone)
-                    zones[name] = nil
+                    zones[ExactName(name)] = nil
                     database.serial += 1
                     log.append(ZoneLogEntry(zoneName: name, serial: database.serial, deleted: true))
                     changed.append(name)
@@ -125,23 +127,5 @@ extension CloudService {
         }
         notify(key, changedZones: changed, subscriptions: subscriptions)
         return results
-    }
-
-    /// Deletes a zone of a user's private database behind the clients'
-    /// backs, as another device would: its records go, the database's change
-    /// history records the deletion, and the user's channels are notified.
-    @discardableResult
-    public func deleteZone(_ zoneID: ZoneID, ownedBy user: String, container: String, environment: CloudEnvironment)
-        async throws -> ZoneResult
-    {
-        let caller = Caller(container: container, environment: environment, scope: .private, user: user)
-        return try await perform(.modifyZones([.delete(zoneID)]), as: caller).zoneResultsValue[0]
-    }
-}
-
-extension CloudResponse {
-    fileprivate var zoneResultsValue: [ZoneResult] {
-        if case .zoneResults(let results) = self { return results }
-        return []
     }
 }

@@ -1,19 +1,19 @@
 import Cumulus
 
-extension CloudService {
+extension RecordService {
     /// `subscriptions/modify`: subscriptions belong to the user, not the device.
     func modifySubscriptions(_ operations: [SubscriptionOperation], context: RequestContext) async throws
         -> [SubscriptionResult]
     {
         try ServerLimits.checkItemCount(operations.count, of: "operations")
-        var identifiers = Set<String>()
+        var identifiers = Set<ExactName>()
         for operation in operations {
             let identifier: String
             switch operation {
             case .save(let subscription): identifier = subscription.subscriptionID
             case .delete(let id): identifier = id
             }
-            guard identifiers.insert(identifier).inserted else {
+            guard identifiers.insert(ExactName(identifier)).inserted else {
                 throw CloudError(
                     .badRequest,
                     reason: "subscription '\(identifier)' appears in more than one operation of the request")
@@ -25,7 +25,8 @@ extension CloudService {
             guard let database = try await transaction.database(key) else {
                 throw CloudError(.internalError, reason: "the database has no row")
             }
-            let zoneNames = Set(try await transaction.zones(inDatabase: database.id, named: nil).map(\.name))
+            let zoneNames = Set(
+                try await transaction.zones(inDatabase: database.id, named: nil).map { ExactName($0.name) })
             var results: [SubscriptionResult] = []
             for operation in operations {
                 switch operation {
@@ -34,7 +35,8 @@ extension CloudService {
                         results.append(.failure(CloudError(.badRequest, reason: "the subscription has no identifier")))
                         continue
                     }
-                    guard let name = context.ownZoneName(subscription.zoneID), zoneNames.contains(name) else {
+                    guard let name = context.ownZoneName(subscription.zoneID), zoneNames.contains(ExactName(name))
+                    else {
                         results.append(.failure(ServerLimits.zoneNotFound(subscription.zoneID, recordName: nil)))
                         continue
                     }
@@ -57,16 +59,17 @@ extension CloudService {
 
     /// `subscriptions/list`: by identifier.
     func listSubscriptions(context: RequestContext) async throws -> [Subscription] {
-        try await storedSubscriptions(context).sorted { $0.subscriptionID < $1.subscriptionID }
+        try await storedSubscriptions(context).sorted { ExactName($0.subscriptionID) < ExactName($1.subscriptionID) }
     }
 
     /// `subscriptions/lookup`.
     func lookupSubscriptions(_ identifiers: [String], context: RequestContext) async throws -> [SubscriptionResult] {
         try ServerLimits.checkItemCount(identifiers.count, of: "subscriptions")
         let saved = Dictionary(
-            try await storedSubscriptions(context).map { ($0.subscriptionID, $0) }, uniquingKeysWith: { $1 })
+            try await storedSubscriptions(context).map { (ExactName($0.subscriptionID), $0) }, uniquingKeysWith: { $1 })
         return identifiers.map { identifier in
-            saved[identifier].map(SubscriptionResult.subscription) ?? .failure(Self.notFound(subscription: identifier))
+            saved[ExactName(identifier)].map(SubscriptionResult.subscription)
+                ?? .failure(Self.notFound(subscription: identifier))
         }
     }
 

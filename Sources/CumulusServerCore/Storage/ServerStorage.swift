@@ -22,7 +22,7 @@ public protocol ServerStorage: Sendable {
 
 /// Which database of which container: the unit of isolation. The public
 /// database has an empty `owner`.
-public struct DatabaseKey: Sendable, Hashable {
+public struct DatabaseKey: Sendable, Hashable, CustomStringConvertible {
     /// The container's name.
     public var container: String
     /// The container's environment.
@@ -39,6 +39,23 @@ public struct DatabaseKey: Sendable, Hashable {
         self.scope = scope
         self.owner = scope == .public ? "" : owner
     }
+
+    /// Whether the two are the same, names compared byte for byte.
+    public static func == (lhs: DatabaseKey, rhs: DatabaseKey) -> Bool {
+        lhs.container.isExactly(rhs.container) && lhs.environment == rhs.environment && lhs.scope == rhs.scope
+            && lhs.owner.isExactly(rhs.owner)
+    }
+
+    /// Hashes the names' bytes, so that equal values hash equally.
+    public func hash(into hasher: inout Hasher) {
+        ExactName(container).hash(into: &hasher)
+        hasher.combine(environment)
+        hasher.combine(scope)
+        ExactName(owner).hash(into: &hasher)
+    }
+
+    /// The text, for logs and messages.
+    public var description: String { "\(container)/\(environment.rawValue)/\(scope.rawValue)/\(owner)" }
 }
 
 /// A database's row: its change history's incarnation and last serial.

@@ -1,6 +1,6 @@
 import Cumulus
 
-extension CloudService {
+extension RecordService {
     /// `changes/zone`: one read transaction for all the zones asked.
     func fetchZoneChanges(_ requests: [ZoneChangesRequest], context: RequestContext) async throws
         -> [Result<ZoneChanges, CloudError>]
@@ -12,14 +12,14 @@ extension CloudService {
         let key = context.key
         return try await storage.read { transaction in
             guard let database = try await transaction.database(key) else { return [] }
-            let names = requests.compactMap { context.ownZoneName($0.zoneID) }
-            var zones: [String: StoredZone] = [:]
-            for zone in try await transaction.zones(inDatabase: database.id, named: Array(Set(names))) {
-                zones[zone.name] = zone
+            let names = Set(requests.compactMap { context.ownZoneName($0.zoneID).map(ExactName.init) })
+            var zones: [ExactName: StoredZone] = [:]
+            for zone in try await transaction.zones(inDatabase: database.id, named: names.map(\.string)) {
+                zones[ExactName(zone.name)] = zone
             }
             var results: [Result<ZoneChanges, CloudError>] = []
             for request in requests {
-                guard let name = context.ownZoneName(request.zoneID), let zone = zones[name] else {
+                guard let name = context.ownZoneName(request.zoneID), let zone = zones[ExactName(name)] else {
                     results.append(.failure(ServerLimits.zoneNotFound(request.zoneID, recordName: nil)))
                     continue
                 }

@@ -1,4 +1,5 @@
 import CloudCodable
+import Cumulus
 import Foundation
 
 /// How `records/query` filters and orders records: the rules every
@@ -145,7 +146,7 @@ public enum QueryEvaluation {
                 if leftType != rightType { return leftType < rightType }
             }
         }
-        return lhs.recordName < rhs.recordName
+        return ExactName(lhs.recordName) < ExactName(rhs.recordName)
     }
 
     /// The continuation marker of a page that starts at `offset`.

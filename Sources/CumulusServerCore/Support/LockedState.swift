@@ -1,25 +1,25 @@
 import Foundation
 
 /// A value guarded by a lock, for state that synchronous, nonisolated code
-/// must reach: ``ManualClock/now`` and `sleep`, and the notification streams
-/// that ``InMemoryCloudDatabase/notifications()`` hands out without awaiting.
+/// must reach: the service's caches, a manual clock's readings, and the
+/// notification streams an in-memory handle hands out without awaiting.
 ///
 /// (`Synchronization.Mutex` would do, but it needs macOS 15 and the package
 /// supports macOS 13.)
-final class LockedState<State: Sendable>: @unchecked Sendable {
+package final class LockedState<State: Sendable>: @unchecked Sendable {
     // Safety: `state` is read and written only inside `withLock`, while
     // `lock` is held, so no two threads ever touch it at once.
     private let lock = NSLock()
     private var state: State
 
-    init(_ state: State) {
+    package init(_ state: State) {
         self.state = state
     }
 
     /// Runs `body` with exclusive access to the state. `body` must not call
     /// back into the same `LockedState` (the lock is not recursive) and must
     /// not resume continuations: collect them and resume them afterwards.
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)

@@ -1,17 +1,17 @@
 import Cumulus
 import Foundation
 
-extension CloudService {
+extension RecordService {
     /// `records/modify`: one transaction that reads the zone and every named
     /// record at once, decides each operation, and writes the changes.
     func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, context: RequestContext)
         async throws -> [RecordResult]
     {
         try ServerLimits.checkItemCount(operations.count, of: "operations")
-        var names = Set<String>()
+        var names = Set<ExactName>()
         for operation in operations where !operation.record.recordName.isEmpty {
             let name = operation.record.recordName
-            guard names.insert(name).inserted else {
+            guard names.insert(ExactName(name)).inserted else {
                 throw CloudError(
                     .badRequest, reason: "record '\(name)' appears in more than one operation of the request",
                     recordName: name, zoneID: zoneID)
@@ -19,10 +19,24 @@ extension CloudService {
         }
         guard !operations.isEmpty else { return [] }
         let schemaKey = SchemaKey(container: context.key.container, environment: context.key.environment)
-        let schema = try await schema(schemaKey)
+        var schema = try await schema(schemaKey)
+        if context.key.environment == .production,
+            operations.contains(where: { operation in
+                operation.record.fields.keys.contains {
+                    schema.type(ofField: $0, in: operation.record.recordType) == nil
+                }
+            })
+        {
+            // Another server may have deployed fields since this one loaded production's schema.
+            let stored = try await storage.read { transaction in
+                try await transaction.fieldTypes(container: schemaKey.container.string, environment: .production)
+            }
+            reload(stored, in: schemaKey)
+            schema = Schema(stored)
+        }
         let modification = RecordModification(
             operations: operations, requestZoneID: zoneID, atomic: atomic, context: context,
-            recordSizeLimit: recordSizeLimit, schema: schema)
+            recordSizeLimit: recordSizeLimit, schema: schema, now: now())
         let outcome: ModifyOutcome
         do {
             outcome = try await storage.write { transaction in try await modification.run(transaction) }
@@ -50,11 +64,12 @@ extension CloudService {
             else {
                 return recordNames.map { .failure(ServerLimits.zoneNotFound(zoneID, recordName: $0)) }
             }
-            let rows = try await transaction.records(named: Array(Set(recordNames)), inZone: zone.id)
-            var found: [String: Record] = [:]
-            for row in rows { found[row.name] = row.record }
+            let unique = Array(Set(recordNames.map(ExactName.init))).map(\.string)
+            let rows = try await transaction.records(named: unique, inZone: zone.id)
+            var found: [ExactName: Record] = [:]
+            for row in rows { found[ExactName(row.name)] = row.record }
             return recordNames.map { name in
-                guard let record = found[name] else {
+                guard let record = found[ExactName(name)] else {
                     return .failure(
                         CloudError(.notFound, reason: "the record does not exist", recordName: name, zoneID: zoneID))
                 }
@@ -129,10 +144,10 @@ extension Record {
     var deleteSelfTargets: [String] {
         let targets = references.compactMap { _, reference -> String? in
             guard reference.action == .deleteSelf,
-                reference.zoneID == nil || reference.zoneID?.zoneName == zoneID.zoneName
+                reference.zoneID.map({ $0.zoneName.isExactly(zoneID.zoneName) }) ?? true
             else { return nil }
             return reference.recordName
         }
-        return Array(Set(targets)).sorted()
+        return Array(Set(targets.map(ExactName.init))).sorted().map(\.string)
     }
 }

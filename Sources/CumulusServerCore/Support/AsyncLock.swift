@@ -1,15 +1,19 @@
 import Foundation
 
-/// A lock that suspends waiting tasks instead of blocking threads, so that
-/// one SQLite connection runs one transaction at a time across `await`s.
-final class AsyncLock: @unchecked Sendable {
+/// A lock that suspends waiting tasks instead of blocking threads, so that a
+/// storage runs one transaction at a time across `await`s (one SQLite
+/// connection; the in-memory store).
+public final class AsyncLock: @unchecked Sendable {
     // Safety: `locked` and `waiters` are touched only while `lock` is held.
     private let lock = NSLock()
     private var locked = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
+    /// Creates an unlocked lock.
+    public init() {}
+
     /// Waits for the lock (first come, first served) and takes it.
-    func acquire() async {
+    public func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             lock.lock()
             if locked {
@@ -24,7 +28,7 @@ final class AsyncLock: @unchecked Sendable {
     }
 
     /// Hands the lock to the next waiter, or frees it.
-    func release() {
+    public func release() {
         lock.lock()
         if waiters.isEmpty {
             locked = false
@@ -37,27 +41,9 @@ final class AsyncLock: @unchecked Sendable {
     }
 
     /// Runs `body` holding the lock.
-    func withLock<T>(_ body: () async throws -> T) async rethrows -> T {
+    public func withLock<T>(_ body: () async throws -> T) async rethrows -> T {
         await acquire()
         defer { release() }
         return try await body()
-    }
-}
-
-/// A value behind a lock, for state that synchronous code reaches.
-final class Locked<State: Sendable>: @unchecked Sendable {
-    // Safety: `state` is read and written only inside `withLock`.
-    private let lock = NSLock()
-    private var state: State
-
-    init(_ state: State) {
-        self.state = state
-    }
-
-    /// Runs `body` with exclusive access; `body` must not resume continuations.
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
     }
 }

@@ -1,0 +1,112 @@
+import Cumulus
+
+/// Which names a request may carry.
+///
+/// Every store keeps a name as its exact UTF-8 bytes (``ExactName``), but
+/// PostgreSQL's text cannot hold U+0000 and C strings end at it, so a name
+/// holding it could not be kept faithfully everywhere: it is refused with
+/// `BAD_REQUEST` before anything is read or written. That covers container,
+/// user, zone and owner names, record names and types, field names (of
+/// saved records, filters, sorts and `desiredKeys`), the record names of
+/// references, and subscription identifiers.
+enum NameRules {
+    /// Refuses a caller whose container or user name holds U+0000.
+    static func check(_ caller: Caller) throws(CloudError) {
+        try check(caller.container, "the container name")
+        if let user = caller.user { try check(user, "the user name") }
+    }
+
+    /// Refuses a request that carries a name holding U+0000.
+    static func check(_ request: CloudRequest) throws(CloudError) {
+        switch request {
+        case .modifyRecords(let operations, let zoneID, _):
+            try check(zoneID)
+            for operation in operations {
+                try check(operation.record)
+                try check(operation.desiredKeys, "a desired key")
+            }
+        case .lookupRecords(let names, let zoneID, let desiredKeys):
+            try check(zoneID)
+            for name in names { try check(name, "a record name") }
+            try check(desiredKeys, "a desired key")
+        case .queryRecords(let query, let zoneID, _, _, let desiredKeys):
+            try check(zoneID)
+            try check(query.recordType, "the query's record type")
+            for filter in query.filters {
+                try check(filter.fieldName, "a filter's field name")
+                try check(filter.fieldValue, field: filter.fieldName)
+            }
+            for sort in query.sort { try check(sort.fieldName, "a sort's field name") }
+            try check(desiredKeys, "a desired key")
+        case .fetchZoneChanges(let requests):
+            for request in requests {
+                try check(request.zoneID)
+                try check(request.desiredKeys, "a desired key")
+                try check(request.desiredRecordTypes, "a desired record type")
+            }
+        case .lookupZones(let zoneIDs):
+            for zoneID in zoneIDs { try check(zoneID) }
+        case .modifyZones(let operations):
+            for operation in operations {
+                switch operation {
+                case .create(let zoneID), .delete(let zoneID): try check(zoneID)
+                }
+            }
+        case .modifySubscriptions(let operations):
+            for operation in operations {
+                switch operation {
+                case .save(let subscription):
+                    try check(subscription.subscriptionID, "a subscription identifier")
+                    try check(subscription.zoneID)
+                case .delete(let identifier):
+                    try check(identifier, "a subscription identifier")
+                }
+            }
+        case .lookupSubscriptions(let identifiers):
+            for identifier in identifiers { try check(identifier, "a subscription identifier") }
+        case .fetchDatabaseChanges, .listZones, .listSubscriptions, .currentUser, .createToken:
+            break
+        }
+    }
+
+    private static func check(_ record: Record) throws(CloudError) {
+        try check(record.recordName, "a record name")
+        try check(record.recordType, "the record type of '\(record.recordName)'")
+        try check(record.zoneID)
+        for (name, value) in record.fields {
+            try check(name, "a field name of '\(record.recordName)'")
+            try check(value, field: name)
+        }
+    }
+
+    private static func check(_ value: FieldValue, field: String) throws(CloudError) {
+        switch value {
+        case .reference(let reference): try check(reference, field: field)
+        case .referenceList(let references):
+            for reference in references { try check(reference, field: field) }
+        default: break
+        }
+    }
+
+    private static func check(_ reference: Reference, field: String) throws(CloudError) {
+        try check(reference.recordName, "the record name of a reference in '\(field)'")
+        if let zoneID = reference.zoneID { try check(zoneID) }
+    }
+
+    private static func check(_ zoneID: ZoneID) throws(CloudError) {
+        try check(zoneID.zoneName, "a zone name")
+        if let owner = zoneID.ownerRecordName { try check(owner, "a zone's owner name") }
+    }
+
+    private static func check(_ names: [String]?, _ what: String) throws(CloudError) {
+        for name in names ?? [] { try check(name, what) }
+    }
+
+    /// Refuses a name holding U+0000.
+    static func check(_ name: String, _ what: String) throws(CloudError) {
+        guard name.utf8.contains(0) else { return }
+        let shown = String(decoding: name.utf8.map { $0 == 0 ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
+        throw CloudError(
+            .badRequest, reason: "\(what) ('\(shown)', U+0000 shown as '?') holds U+0000, which no name may hold")
+    }
+}

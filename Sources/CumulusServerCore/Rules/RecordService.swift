@@ -1,0 +1,315 @@
+import Cumulus
+import Foundation
+
+/// The protocol's rules, written once: every request of the CloudKit Web
+/// Services dialect carried out over a ``ServerStorage``.
+///
+/// The in-memory server of `CumulusTesting` runs it over memory; the record
+/// server runs it over SQLite or PostgreSQL and adds accounts, sign-in and
+/// HTTP, but no rule of its own.
+///
+/// ```swift
+/// let service = RecordService(storage: storage, now: { Date() }, publish: { notice in hub.publish(notice) })
+/// let caller = Caller(container: "iCloud.com.example.notes", environment: .development, scope: .private, user: "_a1")
+/// let response = try await service.perform(.listZones, as: caller)
+/// ```
+///
+/// A request is one storage transaction, answered only after it commits;
+/// ``ChangeNotice``s of committed writes go to `publish` before the answer
+/// returns.
+public final class RecordService: Sendable {
+    /// Where the service keeps its data.
+    public let storage: any ServerStorage
+    /// The largest record accepted, in bytes of its fields on the wire
+    /// (`WireFormat.encodedSize(ofFields:)`); a larger one answers `BAD_REQUEST`.
+    public let recordSizeLimit: Int
+
+    let now: @Sendable () -> Date
+    private let publish: @Sendable (ChangeNotice) -> Void
+    /// The databases known to exist, so that their first-use check costs no
+    /// transaction (databases are never deleted).
+    private let knownDatabases = LockedState(Set<DatabaseKey>())
+    /// Each environment's schema, loaded on first use and grown by writes in `development`.
+    let schemas = LockedState([SchemaKey: Schema]())
+
+    /// Creates a service over `storage`.
+    ///
+    /// - Parameters:
+    ///   - recordSizeLimit: The largest record accepted, 1 MB by default.
+    ///   - now: The date of record timestamps: the caller's clock.
+    ///   - publish: Receives the notice of every committed write that
+    ///     changed zones, before the write's answer returns.
+    public init(
+        storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
+        now: @escaping @Sendable () -> Date, publish: @escaping @Sendable (ChangeNotice) -> Void
+    ) {
+        self.storage = storage
+        self.recordSizeLimit = recordSizeLimit
+        self.now = now
+        self.publish = publish
+    }
+
+    // MARK: Requests
+
+    /// Carries out one request for `caller`.
+    ///
+    /// `tokens/create` is not answered here: notification channels belong
+    /// to whoever hosts the service (it throws `INTERNAL_ERROR`).
+    ///
+    /// - Throws: ``CloudError`` for what the protocol answers with an error
+    ///   dictionary; anything else is a failure of the storage.
+    public func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
+        try NameRules.check(caller)
+        try NameRules.check(request)
+        switch request {
+        case .currentUser:
+            guard let user = caller.user else {
+                throw CloudError(.authenticationRequired, reason: "a request without a user has no current user")
+            }
+            return .user(UserIdentity(userRecordName: user))
+        case .createToken:
+            throw CloudError(.internalError, reason: "notification channels are not served by the record rules")
+        default:
+            break
+        }
+        let context = try RequestContext(caller, request: request)
+        try await ensureDatabase(context.key)
+        switch request {
+        case .modifyRecords(let operations, let zoneID, let atomic):
+            return .records(try await modifyRecords(operations, zoneID: zoneID, atomic: atomic, context: context))
+        case .lookupRecords(let names, let zoneID, let desiredKeys):
+            return .records(try await lookupRecords(names, zoneID: zoneID, desiredKeys: desiredKeys, context: context))
+        case .queryRecords(let query, let zoneID, let resultsLimit, let marker, let desiredKeys):
+            return .query(
+                try await queryRecords(
+                    query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: marker,
+                    desiredKeys: desiredKeys, context: context))
+        case .fetchZoneChanges(let requests):
+            return .zoneChanges(try await fetchZoneChanges(requests, context: context))
+        case .fetchDatabaseChanges(let syncToken, let resultsLimit):
+            return .databaseChanges(
+                try await fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit, context: context))
+        case .listZones:
+            return .zones(try await listZones(context: context))
+        case .lookupZones(let zoneIDs):
+            return .zoneResults(try await lookupZones(zoneIDs, context: context))
+        case .modifyZones(let operations):
+            return .zoneResults(try await modifyZones(operations, context: context))
+        case .modifySubscriptions(let operations):
+            return .subscriptionResults(try await modifySubscriptions(operations, context: context))
+        case .listSubscriptions:
+            return .subscriptions(try await listSubscriptions(context: context))
+        case .lookupSubscriptions(let identifiers):
+            return .subscriptionResults(try await lookupSubscriptions(identifiers, context: context))
+        case .currentUser, .createToken:
+            preconditionFailure("Internal inconsistency: answered above")
+        }
+    }
+
+    /// Creates a database's row and default zone on its first use.
+    private func ensureDatabase(_ key: DatabaseKey) async throws {
+        guard !knownDatabases.withLock({ $0.contains(key) }) else { return }
+        try await storage.write { transaction in
+            var database = try await transaction.createDatabase(
+                key, incarnation: ServerChangeToken.makeIncarnation())
+            guard key.scope != .shared, database.serial == 0,
+                try await transaction.zones(inDatabase: database.id, named: [ZoneID.defaultZone.zoneName]).isEmpty
+            else { return }
+            _ = try await transaction.createZone(
+                named: ZoneID.defaultZone.zoneName, inDatabase: database.id,
+                incarnation: ServerChangeToken.makeIncarnation())
+            database.serial += 1
+            try await transaction.logZoneChanges(
+                [ZoneLogEntry(zoneName: ZoneID.defaultZone.zoneName, serial: database.serial, deleted: false)],
+                inDatabase: database.id)
+            try await transaction.updateDatabase(database)
+        }
+        knownDatabases.withLock { _ = $0.insert(key) }
+    }
+
+    /// Hands the notice of a committed write that changed zones to the host.
+    func notify(_ key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription]) {
+        guard !changedZones.isEmpty else { return }
+        publish(ChangeNotice(key: key, changedZones: changedZones, subscriptions: subscriptions))
+    }
+
+    // MARK: Admin controls
+
+    /// Makes every sync token of a zone of a user's private database
+    /// expired. Returns `false` when there is no such zone.
+    @discardableResult
+    public func expireChangeTokens(
+        in zoneID: ZoneID, ownedBy user: String, container: String, environment: CloudEnvironment
+    ) async throws -> Bool {
+        let key = DatabaseKey(container: container, environment: environment, scope: .private, owner: user)
+        guard let name = RequestContext.ownZoneName(zoneID, user: user) else { return false }
+        return try await storage.write { transaction in
+            guard let database = try await transaction.database(key),
+                var zone = try await transaction.zones(inDatabase: database.id, named: [name]).first
+            else { return false }
+            zone.incarnation = ServerChangeToken.makeIncarnation()
+            try await transaction.updateZone(zone)
+            return true
+        }
+    }
+
+    /// Makes every database sync token of a user's private database expired.
+    public func expireDatabaseChangeTokens(ownedBy user: String, container: String, environment: CloudEnvironment)
+        async throws
+    {
+        let key = DatabaseKey(container: container, environment: environment, scope: .private, owner: user)
+        try await ensureDatabase(key)
+        try await storage.write { transaction in
+            guard var database = try await transaction.database(key) else { return }
+            database.incarnation = ServerChangeToken.makeIncarnation()
+            try await transaction.updateDatabase(database)
+        }
+    }
+
+    /// Fills (or empties) a user's storage: while full, every record the
+    /// user saves answers `QUOTA_EXCEEDED`; deletes still work.
+    public func setQuotaExceeded(
+        _ exceeded: Bool, forUser user: String, container: String, environment: CloudEnvironment
+    ) async throws {
+        try await storage.write { transaction in
+            try await transaction.setQuotaExceeded(
+                exceeded, user: user, container: container, environment: environment)
+        }
+    }
+
+    /// Deletes a zone of a user's private database behind the clients'
+    /// backs, as another device would: its records go, the database's change
+    /// history records the deletion, and the user's channels are notified.
+    @discardableResult
+    public func deleteZone(_ zoneID: ZoneID, ownedBy user: String, container: String, environment: CloudEnvironment)
+        async throws -> ZoneResult
+    {
+        let caller = Caller(container: container, environment: environment, scope: .private, user: user)
+        guard case .zoneResults(let results) = try await perform(.modifyZones([.delete(zoneID)]), as: caller),
+            let result = results.first
+        else { preconditionFailure("Internal inconsistency: zones/modify answers one result per operation") }
+        return result
+    }
+}
+
+/// What a committed write changed, for the notifications of the database's
+/// listeners.
+public struct ChangeNotice: Sendable {
+    /// The database written to.
+    public var key: DatabaseKey
+    /// The zones whose records or existence changed.
+    public var changedZones: [String]
+    /// Every subscription of the database, of all its users.
+    public var subscriptions: [StoredSubscription]
+
+    /// Creates a notice.
+    public init(key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription]) {
+        self.key = key
+        self.changedZones = changedZones
+        self.subscriptions = subscriptions
+    }
+
+    /// What a listener signed in as `user` hears: `.zoneChanged` for each of
+    /// the user's subscriptions on a changed zone, then `.databaseChanged`
+    /// (not in the public database, which has no database changes to fetch).
+    public func notifications(for user: String) -> [CloudNotification] {
+        let watched = subscriptions.filter { $0.user.isExactly(user) }.map(\.subscription)
+            .sorted { ExactName($0.subscriptionID) < ExactName($1.subscriptionID) }
+        var notifications: [CloudNotification] = []
+        for zoneName in changedZones {
+            for subscription in watched where subscription.zoneID.zoneName.isExactly(zoneName) {
+                notifications.append(
+                    .zoneChanged(ZoneID(zoneName: zoneName), subscriptionID: subscription.subscriptionID))
+            }
+        }
+        if key.scope != .public { notifications.append(.databaseChanged) }
+        return notifications
+    }
+}
+
+/// Who asks, in which database.
+struct RequestContext: Sendable {
+    var key: DatabaseKey
+    /// The user, or `nil` for a server-to-server key or an anonymous reader.
+    var user: String?
+    /// Whether a server-to-server key signed the request.
+    var isServerKey: Bool
+
+    init(_ caller: Caller, request: CloudRequest) throws {
+        if caller.isAnonymous {
+            guard caller.scope == .public, request.isPublicRead else {
+                throw CloudError(
+                    .authenticationRequired,
+                    reason: "without a user, only reads of the public database are allowed")
+            }
+        } else if caller.user == nil, caller.scope != .public {
+            throw CloudError(
+                .authenticationRequired, reason: "a server-to-server key reaches the public database only")
+        }
+        key = DatabaseKey(
+            container: caller.container, environment: caller.environment, scope: caller.scope,
+            owner: caller.user ?? "")
+        user = caller.user
+        isServerKey = caller.user == nil && !caller.isAnonymous
+    }
+
+    /// Subscriptions of a server-to-server key are kept under the empty user.
+    var subscriber: String { user ?? "" }
+
+    func ownZoneName(_ zoneID: ZoneID) -> String? {
+        Self.ownZoneName(zoneID, user: user)
+    }
+
+    /// The name of the zone `zoneID` designates for `user`: `nil` when it
+    /// names another owner. The caller's own zones may be named with no
+    /// owner, the user's record name, or CloudKit's `__defaultOwner__`.
+    static func ownZoneName(_ zoneID: ZoneID, user: String?) -> String? {
+        guard let owner = zoneID.ownerRecordName, !owner.isExactly("__defaultOwner__") else {
+            return zoneID.zoneName
+        }
+        guard let user, owner.isExactly(user) else { return nil }
+        return zoneID.zoneName
+    }
+}
+
+extension CloudRequest {
+    /// Whether the request only reads records or zones: what an anonymous
+    /// reader of the public database may send.
+    var isPublicRead: Bool {
+        switch self {
+        case .lookupRecords, .queryRecords, .listZones, .lookupZones: true
+        default: false
+        }
+    }
+}
+
+/// The limits of the CloudKit Web Services reference.
+enum ServerLimits {
+    /// The most operations (or items) in one request.
+    static let operationsPerRequest = 200
+    /// The most records (or zones) in one answer, and the default page size.
+    static let resultsPerResponse = 200
+
+    /// Throws `BAD_REQUEST` for a request over the 200-item limit.
+    static func checkItemCount(_ count: Int, of items: String) throws(CloudError) {
+        guard count <= operationsPerRequest else {
+            throw CloudError(
+                .badRequest, reason: "the request has \(count) \(items), over the limit of \(operationsPerRequest)")
+        }
+    }
+
+    /// The page size a `resultsLimit` asks for: 200 when absent, at most 200.
+    static func pageSize(_ resultsLimit: Int?) throws(CloudError) -> Int {
+        guard let resultsLimit else { return resultsPerResponse }
+        guard resultsLimit > 0 else {
+            throw CloudError(.badRequest, reason: "resultsLimit must be at least 1, not \(resultsLimit)")
+        }
+        return min(resultsLimit, resultsPerResponse)
+    }
+
+    static func zoneNotFound(_ zoneID: ZoneID, recordName: String?) -> CloudError {
+        CloudError(
+            .zoneNotFound, reason: "the zone '\(zoneID.zoneName)' does not exist", recordName: recordName,
+            zoneID: zoneID)
+    }
+}

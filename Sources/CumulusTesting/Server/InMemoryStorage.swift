@@ -1,0 +1,411 @@
+import Cumulus
+import CumulusServerCore
+
+/// The record rules' storage in memory: what ``InMemoryCloudServer`` runs
+/// `RecordService` over.
+///
+/// Transactions run one at a time. Each write keeps an undo log, so a body
+/// that throws leaves nothing behind, as a rolled-back SQL transaction does.
+final class InMemoryStorage: ServerStorage {
+    private let state = LockedState(MemoryState())
+    private let gate = AsyncLock()
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+        try await run(body)
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+        try await run(body)
+    }
+
+    func close() async throws {}
+
+    private func run<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+        try await gate.withLock {
+            let transaction = MemoryTransaction(state: state)
+            do {
+                return try await body(transaction)
+            } catch {
+                transaction.rollBack()
+                throw error
+            }
+        }
+    }
+
+    /// Fills or empties a user's storage at once, outside any transaction:
+    /// the in-memory server's control is synchronous.
+    func setQuotaExceeded(_ exceeded: Bool, user: String, container: String, environment: CloudEnvironment) {
+        state.withLock { state in
+            let key = QuotaKey(container: ExactName(container), environment: environment, user: ExactName(user))
+            if exceeded { state.quotas.insert(key) } else { state.quotas.remove(key) }
+        }
+    }
+}
+
+struct QuotaKey: Hashable, Sendable {
+    var container: ExactName
+    var environment: CloudEnvironment
+    var user: ExactName
+}
+
+struct SchemaID: Hashable, Sendable {
+    var container: ExactName
+    var environment: CloudEnvironment
+}
+
+struct SubscriptionKey: Hashable, Sendable {
+    var user: ExactName
+    var identifier: ExactName
+}
+
+/// A zone's rows, with the indexes the storage protocol reads by.
+struct ZoneRows: Sendable {
+    var zone: StoredZone
+    var records: [ExactName: StoredRecord] = [:]
+    /// The record whose latest change has each serial: a page of changes
+    /// walks serials in order instead of sorting every row.
+    var namesBySerial: [Int64: ExactName] = [:]
+    /// The records that refer to each record with `DELETE_SELF`.
+    var referrers: [ExactName: Set<ExactName>] = [:]
+
+    /// Replaces the row of `name` (or removes it, for `nil`), keeping the indexes.
+    mutating func put(_ row: StoredRecord?, named name: ExactName) {
+        if let old = records[name] {
+            namesBySerial[old.serial] = nil
+            for target in old.deleteSelfTargets { referrers[ExactName(target)]?.remove(name) }
+        }
+        records[name] = row
+        guard let row else { return }
+        namesBySerial[row.serial] = name
+        for target in row.deleteSelfTargets { referrers[ExactName(target), default: []].insert(name) }
+    }
+}
+
+/// Everything the in-memory storage holds.
+struct MemoryState: Sendable {
+    var lastID: Int64 = 0
+    var databases: [DatabaseKey: StoredDatabase] = [:]
+    var databaseKeys: [Int64: DatabaseKey] = [:]
+    /// Each database's zones, by name, as zone ids.
+    var zoneIDs: [Int64: [ExactName: Int64]] = [:]
+    var zones: [Int64: ZoneRows] = [:]
+    var zoneLogs: [Int64: [ExactName: ZoneLogEntry]] = [:]
+    var subscriptions: [Int64: [SubscriptionKey: StoredSubscription]] = [:]
+    var containers: [ExactName: String] = [:]
+    /// Each container's users: name → (record name, token hash).
+    var users: [ExactName: [ExactName: (recordName: String, tokenHash: String)]] = [:]
+    var serverKeys: [ExactName: [ExactName: String]] = [:]
+    var quotas: Set<QuotaKey> = []
+    var fieldTypes: [SchemaID: [StoredFieldType]] = [:]
+
+    mutating func makeID() -> Int64 {
+        lastID += 1
+        return lastID
+    }
+}
+
+/// One transaction over the in-memory state, with its undo log.
+private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
+    // Safety: the storage runs one transaction at a time (its gate), and a
+    // transaction's body calls it from one task; `undo` is touched only there.
+    private let state: LockedState<MemoryState>
+    private var undo: [@Sendable (inout MemoryState) -> Void] = []
+
+    init(state: LockedState<MemoryState>) {
+        self.state = state
+    }
+
+    func rollBack() {
+        let steps = undo
+        undo = []
+        state.withLock { state in
+            for step in steps.reversed() { step(&state) }
+        }
+    }
+
+    private func read<T>(_ body: (MemoryState) throws -> T) rethrows -> T {
+        try state.withLock { try body($0) }
+    }
+
+    /// Changes the state and logs how to take the change back.
+    private func change(
+        _ body: (inout MemoryState) throws -> (@Sendable (inout MemoryState) -> Void)?
+    ) rethrows {
+        let step = try state.withLock { try body(&$0) }
+        if let step { undo.append(step) }
+    }
+
+    private func zone(_ id: Int64) throws -> ZoneRows {
+        guard let zone = read({ $0.zones[id] }) else {
+            throw CloudError(.internalError, reason: "the in-memory storage has no zone \(id)")
+        }
+        return zone
+    }
+
+    // MARK: Databases and zones
+
+    func database(_ key: DatabaseKey) async throws -> StoredDatabase? {
+        read { $0.databases[key] }
+    }
+
+    func createDatabase(_ key: DatabaseKey, incarnation: Int64) async throws -> StoredDatabase {
+        if let existing = read({ $0.databases[key] }) { return existing }
+        var created: StoredDatabase?
+        change { state in
+            let database = StoredDatabase(id: state.makeID(), incarnation: incarnation, serial: 0)
+            state.databases[key] = database
+            state.databaseKeys[database.id] = key
+            created = database
+            return { state in
+                state.databases[key] = nil
+                state.databaseKeys[database.id] = nil
+            }
+        }
+        return created!
+    }
+
+    func updateDatabase(_ database: StoredDatabase) async throws {
+        change { state in
+            guard let key = state.databaseKeys[database.id] else { return nil }
+            let old = state.databases[key]
+            state.databases[key] = database
+            return { $0.databases[key] = old }
+        }
+    }
+
+    func zones(inDatabase database: Int64, named names: [String]?) async throws -> [StoredZone] {
+        read { state in
+            let ids = state.zoneIDs[database] ?? [:]
+            let chosen = names.map { $0.compactMap { ids[ExactName($0)] } } ?? Array(ids.values)
+            return Set(chosen).sorted().compactMap { state.zones[$0]?.zone }
+        }
+    }
+
+    func createZone(named name: String, inDatabase database: Int64, incarnation: Int64) async throws -> StoredZone {
+        var created: StoredZone?
+        change { state in
+            let zone = StoredZone(id: state.makeID(), name: name, incarnation: incarnation, serial: 0)
+            let previous = state.zoneIDs[database]?[ExactName(name)]
+            state.zones[zone.id] = ZoneRows(zone: zone)
+            state.zoneIDs[database, default: [:]][ExactName(name)] = zone.id
+            created = zone
+            return { state in
+                state.zones[zone.id] = nil
+                state.zoneIDs[database]?[ExactName(name)] = previous
+            }
+        }
+        return created!
+    }
+
+    func updateZone(_ zone: StoredZone) async throws {
+        _ = try self.zone(zone.id)
+        change { state in
+            let old = state.zones[zone.id]?.zone
+            state.zones[zone.id]?.zone = zone
+            return { state in if let old { state.zones[zone.id]?.zone = old } }
+        }
+    }
+
+    func deleteZone(_ zone: StoredZone) async throws {
+        change { state in
+            guard let rows = state.zones.removeValue(forKey: zone.id) else { return nil }
+            let owner = state.zoneIDs.first { $0.value[ExactName(zone.name)] == zone.id }?.key
+            if let owner { state.zoneIDs[owner]?[ExactName(zone.name)] = nil }
+            return { state in
+                state.zones[zone.id] = rows
+                if let owner { state.zoneIDs[owner, default: [:]][ExactName(zone.name)] = zone.id }
+            }
+        }
+    }
+
+    func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws {
+        change { state in
+            let old = state.zoneLogs[database]
+            for entry in entries { state.zoneLogs[database, default: [:]][ExactName(entry.zoneName)] = entry }
+            return { $0.zoneLogs[database] = old }
+        }
+    }
+
+    func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry] {
+        read { state in
+            let entries = (state.zoneLogs[database] ?? [:]).values.filter { $0.serial > serial }
+            return Array(entries.sorted { $0.serial < $1.serial }.prefix(limit))
+        }
+    }
+
+    // MARK: Records
+
+    func records(named names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
+        let rows = try self.zone(zone)
+        return Set(names.map(ExactName.init)).sorted().compactMap { rows.records[$0] }
+    }
+
+    func saveRecords(_ records: [StoredRecord], inZone zone: Int64) async throws {
+        _ = try self.zone(zone)
+        change { state in
+            var replaced: [(ExactName, StoredRecord?)] = []
+            for record in records {
+                let name = ExactName(record.name)
+                replaced.append((name, state.zones[zone]?.records[name]))
+                state.zones[zone]?.put(record, named: name)
+            }
+            let previous = replaced
+            return { state in
+                for (name, old) in previous.reversed() { state.zones[zone]?.put(old, named: name) }
+            }
+        }
+    }
+
+    func deleteSelfReferrers(of names: [String], inZone zone: Int64) async throws -> [String] {
+        let rows = try self.zone(zone)
+        var referrers = Set<ExactName>()
+        for name in names {
+            for source in rows.referrers[ExactName(name)] ?? [] where rows.records[source]?.record != nil {
+                referrers.insert(source)
+            }
+        }
+        return referrers.sorted().map(\.string)
+    }
+
+    func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
+        -> [StoredRecord]
+    {
+        let rows = try self.zone(zone)
+        let types = recordTypes.map { Set($0.map(ExactName.init)) }
+        var page: [StoredRecord] = []
+        var next = serial + 1
+        while next <= rows.zone.serial, page.count < limit {
+            if let name = rows.namesBySerial[next], let row = rows.records[name],
+                types?.contains(ExactName(row.recordType)) ?? true
+            {
+                page.append(row)
+            }
+            next += 1
+        }
+        return page
+    }
+
+    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {
+        try self.zone(zone).records.values.compactMap { row in
+            row.recordType.isExactly(recordType) ? row.record : nil
+        }
+    }
+
+    // MARK: Subscriptions
+
+    func subscriptions(inDatabase database: Int64, user: String?) async throws -> [StoredSubscription] {
+        read { state in
+            (state.subscriptions[database] ?? [:]).values
+                .filter { subscription in user.map { subscription.user.isExactly($0) } ?? true }
+                .sorted {
+                    (ExactName($0.user), ExactName($0.subscription.subscriptionID))
+                        < (ExactName($1.user), ExactName($1.subscription.subscriptionID))
+                }
+        }
+    }
+
+    func saveSubscription(_ subscription: StoredSubscription, inDatabase database: Int64) async throws {
+        let key = SubscriptionKey(
+            user: ExactName(subscription.user), identifier: ExactName(subscription.subscription.subscriptionID))
+        change { state in
+            let old = state.subscriptions[database]?[key]
+            state.subscriptions[database, default: [:]][key] = subscription
+            return { $0.subscriptions[database]?[key] = old }
+        }
+    }
+
+    func deleteSubscription(_ subscriptionID: String, user: String, inDatabase database: Int64) async throws -> Bool {
+        let key = SubscriptionKey(user: ExactName(user), identifier: ExactName(subscriptionID))
+        var deleted = false
+        change { state in
+            guard let old = state.subscriptions[database]?.removeValue(forKey: key) else { return nil }
+            deleted = true
+            return { $0.subscriptions[database, default: [:]][key] = old }
+        }
+        return deleted
+    }
+
+    // MARK: Accounts
+
+    func createContainer(named name: String, tokenHash: String) async throws -> Bool {
+        var created = false
+        change { state in
+            guard state.containers[ExactName(name)] == nil else { return nil }
+            state.containers[ExactName(name)] = tokenHash
+            created = true
+            return { $0.containers[ExactName(name)] = nil }
+        }
+        return created
+    }
+
+    func containerTokenHash(named name: String) async throws -> String? {
+        read { $0.containers[ExactName(name)] }
+    }
+
+    func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws
+        -> Bool
+    {
+        var created = false
+        change { state in
+            guard state.users[ExactName(container)]?[ExactName(name)] == nil else { return nil }
+            state.users[ExactName(container), default: [:]][ExactName(name)] = (recordName, tokenHash)
+            created = true
+            return { $0.users[ExactName(container)]?[ExactName(name)] = nil }
+        }
+        return created
+    }
+
+    func userRecordName(container: String, tokenHash: String) async throws -> String? {
+        read { state in
+            state.users[ExactName(container)]?.values.first { $0.tokenHash.isExactly(tokenHash) }?.recordName
+        }
+    }
+
+    func createServerKey(id: String, publicKeyPEM: String, container: String) async throws {
+        change { state in
+            let old = state.serverKeys[ExactName(container)]?[ExactName(id)]
+            state.serverKeys[ExactName(container), default: [:]][ExactName(id)] = publicKeyPEM
+            return { $0.serverKeys[ExactName(container)]?[ExactName(id)] = old }
+        }
+    }
+
+    func serverKey(id: String, container: String) async throws -> String? {
+        read { $0.serverKeys[ExactName(container)]?[ExactName(id)] }
+    }
+
+    func isQuotaExceeded(user: String, container: String, environment: CloudEnvironment) async throws -> Bool {
+        read {
+            $0.quotas.contains(
+                QuotaKey(container: ExactName(container), environment: environment, user: ExactName(user)))
+        }
+    }
+
+    func setQuotaExceeded(_ exceeded: Bool, user: String, container: String, environment: CloudEnvironment)
+        async throws
+    {
+        let key = QuotaKey(container: ExactName(container), environment: environment, user: ExactName(user))
+        change { state in
+            let was = state.quotas.contains(key)
+            if exceeded { state.quotas.insert(key) } else { state.quotas.remove(key) }
+            return { state in if was { state.quotas.insert(key) } else { state.quotas.remove(key) } }
+        }
+    }
+
+    // MARK: Schema
+
+    func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {
+        read { $0.fieldTypes[SchemaID(container: ExactName(container), environment: environment)] ?? [] }
+    }
+
+    func addFieldTypes(_ types: [StoredFieldType], container: String, environment: CloudEnvironment) async throws {
+        let key = SchemaID(container: ExactName(container), environment: environment)
+        change { state in
+            let old = state.fieldTypes[key]
+            var known = Set((old ?? []).map { [ExactName($0.recordType), ExactName($0.fieldName)] })
+            for type in types where known.insert([ExactName(type.recordType), ExactName(type.fieldName)]).inserted {
+                state.fieldTypes[key, default: []].append(type)
+            }
+            return { $0.fieldTypes[key] = old }
+        }
+    }
+}
