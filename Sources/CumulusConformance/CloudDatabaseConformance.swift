@@ -61,7 +61,7 @@ public struct CloudDatabaseConformance: Sendable {
     /// Every check.
     public static let checks: [Check] =
         recordChecks + queryChecks + changeChecks + zoneChecks + notificationChecks
-        + userChecks + faultChecks
+        + userChecks + faultChecks + nameChecks
 
     static let recordChecks: [Check] = [
         Check("create stores the record with server metadata") { try await $0.createStoresServerMetadata() },
@@ -149,6 +149,20 @@ public struct CloudDatabaseConformance: Sendable {
             try await $0.publicDatabaseIsShared()
         },
         Check("the shared database is empty") { try await $0.sharedDatabaseIsEmpty() },
+    ]
+
+    static let nameChecks: [Check] = [
+        Check("a name holding U+0000 is refused") { try await $0.namesWithNULAreRefused() },
+        Check("a name holding U+0000 cannot reach another user's public record") {
+            try await $0.nulNameCannotReachAnotherUsersPublicRecord()
+        },
+        Check("record names are exact bytes") { try await $0.recordNamesAreExactBytes() },
+        Check("zone names are exact bytes") { try await $0.zoneNamesAreExactBytes() },
+        Check("field names and record types are exact bytes") { try await $0.fieldNamesAndTypesAreExactBytes() },
+        Check("subscription identifiers are exact bytes") { try await $0.subscriptionIdentifiersAreExactBytes() },
+        Check("a value must have its field's type, whoever typed it first") {
+            try await $0.typedValuesMustMatchTheSchema()
+        },
     ]
 
     static let faultChecks: [Check] = [

@@ -34,7 +34,7 @@ public struct RecordFields: Sendable {
     /// The fields, unless they are still wire text (then empty).
     @usableFromInline var entries: [Entry]
     /// Positions by name, kept once there are more than ``indexThreshold`` fields.
-    @usableFromInline var index: [String: Int]?
+    @usableFromInline var index: [FieldNameKey: Int]?
     /// The fields as wire text, until they are first changed.
     @usableFromInline var wire: WireFields?
 
@@ -94,14 +94,14 @@ public struct RecordFields: Sendable {
     @usableFromInline
     func position(of key: String) -> Int? {
         if let wire { return wire.position(of: key) }
-        if let index { return index[key] }
+        if let index { return index[FieldNameKey(key)] }
         let length = key.utf8.count
         return entries.withUnsafeBufferPointer { entries in
             var i = 0
             let count = entries.count
             while i < count {
                 let name = entries[i].name
-                if name.utf8.count == length && name == key { return i }
+                if name.utf8.count == length && name.utf8.elementsEqual(key.utf8) { return i }
                 i &+= 1
             }
             return nil
@@ -116,7 +116,7 @@ public struct RecordFields: Sendable {
         if let wire { return wire.position(of: key, hint: hint) }
         if index == nil, hint < entries.count {
             let name = entries[hint].name
-            if name.utf8.count == key.utf8.count && name == key { return hint }
+            if name.utf8.count == key.utf8.count && name.utf8.elementsEqual(key.utf8) { return hint }
         }
         return position(of: key)
     }
@@ -174,7 +174,7 @@ public struct RecordFields: Sendable {
 
     mutating func indexLast() {
         if index != nil {
-            index![entries[entries.count - 1].name] = entries.count - 1
+            index![FieldNameKey(entries[entries.count - 1].name)] = entries.count - 1
         } else {
             rebuildIndexIfNeeded()
         }
@@ -220,8 +220,8 @@ public struct RecordFields: Sendable {
             index = nil
             return
         }
-        var built = [String: Int](minimumCapacity: entries.count)
-        for (i, entry) in entries.enumerated() { built[entry.name] = i }
+        var built = [FieldNameKey: Int](minimumCapacity: entries.count)
+        for (i, entry) in entries.enumerated() { built[FieldNameKey(entry.name)] = i }
         index = built
     }
 
@@ -298,5 +298,28 @@ extension RecordFields: CustomStringConvertible {
     public var description: String {
         guard !isEmpty else { return "[:]" }
         return "[" + map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "]"
+    }
+}
+
+/// A field name as a key of the index: its exact bytes. `String`'s own
+/// equality treats canonically equivalent names as one, which would merge
+/// two fields a record keeps apart.
+@usableFromInline
+struct FieldNameKey: Hashable, Sendable {
+    @usableFromInline let name: String
+
+    @usableFromInline
+    init(_ name: String) {
+        self.name = name
+    }
+
+    @usableFromInline
+    static func == (lhs: FieldNameKey, rhs: FieldNameKey) -> Bool {
+        lhs.name.utf8.count == rhs.name.utf8.count && lhs.name.utf8.elementsEqual(rhs.name.utf8)
+    }
+
+    @usableFromInline
+    func hash(into hasher: inout Hasher) {
+        for byte in name.utf8 { hasher.combine(byte) }
     }
 }

@@ -37,12 +37,22 @@ extension RecordService {
         let modification = RecordModification(
             operations: operations, requestZoneID: zoneID, atomic: atomic, context: context,
             recordSizeLimit: recordSizeLimit, schema: schema, now: now())
-        let outcome: ModifyOutcome
+        var outcome: ModifyOutcome
         do {
             outcome = try await storage.write { transaction in try await modification.run(transaction) }
         } catch let conflict as SchemaConflict {
+            // Another server typed a field first: plan again against the schema as stored, so
+            // that the answer is the per-record refusal any server gives.
             reload(conflict.stored, in: schemaKey)
-            throw conflict.error
+            var replanned = modification
+            replanned.schema = Schema(conflict.stored)
+            let again = replanned
+            do {
+                outcome = try await storage.write { transaction in try await again.run(transaction) }
+            } catch let second as SchemaConflict {
+                reload(second.stored, in: schemaKey)
+                throw second.error
+            }
         }
         if !outcome.newFieldTypes.isEmpty { learn(outcome.newFieldTypes, in: schemaKey) }
         if let zone = outcome.changedZone {
