@@ -8,7 +8,8 @@ struct CumulusCommand: AsyncParsableCommand {
         commandName: "cumulus",
         abstract: "The Cumulus record server.",
         subcommands: [
-            ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self, DemoCommand.self,
+            ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self, SchemaCommand.self,
+            DemoCommand.self,
         ])
 }
 

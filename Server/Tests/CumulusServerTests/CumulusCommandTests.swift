@@ -1,5 +1,6 @@
 import ArgumentParser
 import Crypto
+import Cumulus
 import CumulusServer
 import Foundation
 import Synchronization
@@ -51,6 +52,51 @@ struct CumulusCommandTests {
         #expect(try await service.user(container: container, webAuthToken: webAuthToken) != nil)
         #expect(try await service.serverKey(container: container, keyID: keyID) != nil)
         try await service.close()
+    }
+
+    @Test("schema deploy copies development's field types to production")
+    func schemaDeploy() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        let container = "iCloud.com.example.schema"
+        _ = try await Self.run(["container", "add", container, "--data", data])
+        let development = Caller(container: container, environment: .development, scope: .private, user: "_a")
+        let production = Caller(container: container, environment: .production, scope: .private, user: "_a")
+        let record = Record(recordType: "Note", recordName: "n", zoneID: .defaultZone, fields: ["title": .string("t")])
+        let save = CloudRequest.modifyRecords(
+            operations: [RecordOperation(.create, record)], zoneID: .defaultZone, atomic: false)
+
+        var service = try await makeTestService(directory: URL(fileURLWithPath: data))
+        guard case .records(let refused) = try await service.perform(save, as: production) else {
+            throw CloudError(.internalError, reason: "not records")
+        }
+        #expect(refused[0].error?.code == .badRequest)
+        _ = try await service.perform(save, as: development)
+        try await service.close()
+
+        let printed = try await Self.run(["schema", "deploy", "--container", container, "--data", data])
+        #expect(printed.last?.contains("1 new field types") == true, "\(printed)")
+        service = try await makeTestService(directory: URL(fileURLWithPath: data))
+        guard case .records(let accepted) = try await service.perform(save, as: production) else {
+            throw CloudError(.internalError, reason: "not records")
+        }
+        #expect(accepted[0].record != nil, "\(accepted[0])")
+        try await service.close()
+    }
+
+    @Test("a container or user name holding U+0000 is refused")
+    func nulNamesRefused() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        await #expect(throws: CloudError.self) {
+            _ = try await Self.run(["container", "add", "a\u{0}b", "--data", data])
+        }
+        _ = try await Self.run(["container", "add", "c", "--data", data])
+        await #expect(throws: CloudError.self) {
+            _ = try await Self.run(["user", "add", "al\u{0}ice", "--container", "c", "--data", data])
+        }
     }
 
     @Test("a missing public key file is a clear error")

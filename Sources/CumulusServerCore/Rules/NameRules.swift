@@ -9,7 +9,7 @@ import Cumulus
 /// user, zone and owner names, record names and types, field names (of
 /// saved records, filters, sorts and `desiredKeys`), the record names of
 /// references, and subscription identifiers.
-enum NameRules {
+public enum NameRules {
     /// Refuses a caller whose container or user name holds U+0000.
     static func check(_ caller: Caller) throws(CloudError) {
         try check(caller.container, "the container name")
@@ -102,8 +102,9 @@ enum NameRules {
         for name in names ?? [] { try check(name, what) }
     }
 
-    /// Refuses a name holding U+0000.
-    static func check(_ name: String, _ what: String) throws(CloudError) {
+    /// Refuses a name holding U+0000, saying `what` it is (for example
+    /// "the container name").
+    public static func check(_ name: String, _ what: String) throws(CloudError) {
         guard name.utf8.contains(0) else { return }
         let shown = String(decoding: name.utf8.map { $0 == 0 ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
         throw CloudError(

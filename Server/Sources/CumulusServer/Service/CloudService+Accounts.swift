@@ -7,6 +7,7 @@ extension CloudService {
     /// characters); only the token's SHA-256 is stored. A taken name throws `EXISTS`.
     public func addContainer(named name: String) async throws -> String {
         guard !name.isEmpty else { throw CloudError(.badRequest, reason: "a container needs a name") }
+        try NameRules.check(name, "the container name")
         let token = Self.randomHex(bytes: 32)
         let hash = Self.hash(token)
         let created = try await storage.write { transaction in
@@ -24,6 +25,8 @@ extension CloudService {
         -> (userRecordName: String, webAuthToken: String)
     {
         guard !name.isEmpty else { throw CloudError(.badRequest, reason: "a user needs a name") }
+        try NameRules.check(name, "the user name")
+        try NameRules.check(container, "the container name")
         let recordName = "_" + Self.randomHex(bytes: 16)
         let token = Self.randomHex(bytes: 32)
         let hash = Self.hash(token)

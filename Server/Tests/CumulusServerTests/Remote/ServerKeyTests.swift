@@ -8,7 +8,7 @@ import Testing
 /// `P256RequestSigner`, the server checking the signature.
 @Suite("Server-to-server keys over HTTP")
 struct ServerKeyTests {
-    @Test("a signed client writes and reads the public database, and any record there; nothing else")
+    @Test("a signed client writes the public database; users cannot change what it published")
     func signedClient() async throws {
         let server = try await RunningServer.start()
         do {
@@ -37,6 +37,26 @@ struct ServerKeyTests {
             #expect(edited[0].record?["text"] == .string("moderated"))
             let read = try await backend.lookupRecords(["n"], zoneID: zone, desiredKeys: nil)
             #expect(read[0].record == edited[0].record)
+
+            // What a key publishes, users may read but neither change nor delete; keys may.
+            let published = try #require(
+                try await backend.modifyRecords(
+                    [RecordOperation(.create, Record(recordType: "Notice", recordName: "official", zoneID: zone))],
+                    zoneID: zone, atomic: false)[0].record)
+            var defaced = published
+            defaced["text"] = .string("PWNED")
+            let bob = try await server.database(signedInAs: "bob", scope: .public)
+            for operation in [
+                RecordOperation(.update, defaced), RecordOperation(.forceUpdate, defaced),
+                RecordOperation(.forceReplace, defaced), RecordOperation(.forceDelete, defaced),
+            ] {
+                let results = try await bob.modifyRecords([operation], zoneID: zone, atomic: false)
+                #expect(results[0].error?.code == .accessDenied, "\(operation.type)")
+            }
+            #expect(try await bob.lookupRecords(["official"], zoneID: zone, desiredKeys: nil)[0].record == published)
+            let moderated = try await backend.modifyRecords(
+                [RecordOperation(.forceUpdate, defaced)], zoneID: zone, atomic: false)
+            #expect(moderated[0].record?["text"] == .string("PWNED"))
 
             // The key reaches no private database, and a wrong key or an unknown ID reaches nothing.
             await #expect(throws: CloudError.self) { try await keyed(.private, signer: signer).listZones() }
