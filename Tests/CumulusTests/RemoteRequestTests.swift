@@ -89,6 +89,8 @@ struct RemoteRequestTests {
         case .lookupSubscriptions: _ = try await database.lookupSubscriptions(["s"])
         case .currentUser: _ = try await database.currentUser()
         case .createToken: _ = database.notifications()
+        case .fetchRecordChanges, .fetchChangedZones:
+            Issue.record("\(operation.rawValue) is served for other clients; RemoteCloudDatabase does not send it")
         }
     }
 
@@ -114,12 +116,21 @@ struct RemoteRequestTests {
         case .currentUser: return .user(UserIdentity(userRecordName: "_alice"))
         case .createToken:
             return .token(NotificationToken(apnsEnvironment: "production", apnsToken: "t", webcourierURL: "/poll/t"))
+        case .fetchRecordChanges:
+            return .recordChanges(
+                ZoneChanges(zoneID: zone, records: [], syncToken: SyncToken(rawValue: "t"), moreComing: false))
+        case .fetchChangedZones:
+            return .databaseChanges(
+                DatabaseChanges(
+                    changedZones: [], deletedZones: [], syncToken: SyncToken(rawValue: "d"), moreComing: false))
         }
     }
 
     @Test(
         "each operation goes to its path with its method, the tokens in the query",
-        arguments: CloudOperation.allCases.filter { $0 != .createToken })
+        arguments: CloudOperation.allCases.filter {
+            ![.createToken, .fetchRecordChanges, .fetchChangedZones].contains($0)
+        })
     func pathAndMethod(operation: CloudOperation) async throws {
         let transport = RecordingTransport(answering: answer(to: operation))
         let database = RemoteFixture.database(transport)

@@ -76,6 +76,13 @@ struct WireRequestTests {
         .currentUser,
         .createToken(apnsEnvironment: .production),
         .createToken(apnsEnvironment: nil),
+        .fetchRecordChanges(ZoneChangesRequest(zoneID: F.zone)),
+        .fetchRecordChanges(
+            ZoneChangesRequest(
+                zoneID: F.otherZone, syncToken: SyncToken(rawValue: "tok"), resultsLimit: 5, desiredKeys: ["title"],
+                desiredRecordTypes: ["Note"])),
+        .fetchChangedZones(syncToken: nil),
+        .fetchChangedZones(syncToken: SyncToken(rawValue: "db-2")),
     ]
 
     @Test("every request reads back as it was written", arguments: requests)

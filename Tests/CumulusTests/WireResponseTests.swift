@@ -82,6 +82,20 @@ struct WireResponseTests {
             .createToken,
             .token(NotificationToken(apnsEnvironment: "development", apnsToken: "t", webcourierURL: "https://h/p?x=1"))
         ),
+        (
+            .fetchRecordChanges,
+            .recordChanges(
+                ZoneChanges(
+                    zoneID: F.zone, records: [.record(F.note(1)), .deleted(recordName: "gone", zoneID: F.zone)],
+                    syncToken: SyncToken(rawValue: "z1"), moreComing: true))
+        ),
+        (
+            .fetchChangedZones,
+            .databaseChanges(
+                DatabaseChanges(
+                    changedZones: [F.zone], deletedZones: [F.otherZone], syncToken: SyncToken(rawValue: "d1"),
+                    moreComing: false))
+        ),
     ]
 
     @Test("every answer reads back as it was written", arguments: answers.indices)

@@ -261,7 +261,16 @@ package struct WireBodyReader {
     /// Reads a field's `{"type": …, "value": …}` object outside a record (a
     /// query's `fieldValue`); without `type`, `fieldTypes` and then the
     /// value's shape decide. `nil` for a `null` value.
-    package mutating func readFieldValue(recordType: String, fieldName: String) throws -> FieldValue? {
+    ///
+    /// - Parameter adjust: Turns the type `fieldTypes` knows for the field
+    ///   into the type an untyped value has here (a filter's comparator may
+    ///   take an element of a list field, or a list of a scalar one's).
+    package mutating func readFieldValue(
+        recordType: String, fieldName: String, adjustingKnownType adjust: ((FieldType) -> FieldType)? = nil
+    ) throws -> FieldValue? {
+        let known = reader.fieldTypes
+        if let adjust, let known { reader.fieldTypes = { known($0, $1).map(adjust) } }
+        defer { reader.fieldTypes = known }
         let start = try peekValue("a field value object")
         var context = WireRecordReader.FieldContext(recordStart: start, recordType: recordType)
         do {

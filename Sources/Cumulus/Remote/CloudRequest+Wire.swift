@@ -45,6 +45,15 @@ extension CloudRequest {
                 writer.append(byte: UInt8(ascii: "}"))
             case .fetchZoneChanges(let zones):
                 Self.writeZoneChanges(zones, to: &writer)
+            case .fetchRecordChanges(let zone):
+                Self.writeZoneChangesRequest(zone, to: &writer)
+            case .fetchChangedZones(let syncToken):
+                writer.append(byte: UInt8(ascii: "{"))
+                if let syncToken {
+                    writer.appendRaw(#""syncToken":"#)
+                    writer.appendString(syncToken.rawValue)
+                }
+                writer.append(byte: UInt8(ascii: "}"))
             case .fetchDatabaseChanges(let syncToken, let resultsLimit):
                 writer.append(byte: UInt8(ascii: "{"))
                 var first = true
@@ -177,25 +186,30 @@ extension CloudRequest {
     private static func writeZoneChanges(_ zones: [ZoneChangesRequest], to writer: inout JSONWriter) {
         writer.appendRaw(#"{"zones":["#)
         for index in zones.indices {
-            let zone = zones[index]
-            writer.appendRaw(index > 0 ? #",{"zoneID":"# : #"{"zoneID":"#)
-            writer.appendZoneID(zone.zoneID)
-            if let syncToken = zone.syncToken {
-                writer.appendRaw(#","syncToken":"#)
-                writer.appendString(syncToken.rawValue)
-            }
-            if let resultsLimit = zone.resultsLimit {
-                writer.appendRaw(#","resultsLimit":"#)
-                writer.appendInt(Int64(resultsLimit))
-            }
-            writeDesiredKeys(zone.desiredKeys, to: &writer)
-            if let types = zone.desiredRecordTypes {
-                writer.appendRaw(#","desiredRecordTypes":"#)
-                writer.appendStrings(types)
-            }
-            writer.append(byte: UInt8(ascii: "}"))
+            if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
+            writeZoneChangesRequest(zones[index], to: &writer)
         }
         writer.appendRaw("]}")
+    }
+
+    /// `{zoneID, syncToken?, resultsLimit?, desiredKeys?, desiredRecordTypes?}`.
+    private static func writeZoneChangesRequest(_ zone: ZoneChangesRequest, to writer: inout JSONWriter) {
+        writer.appendRaw(#"{"zoneID":"#)
+        writer.appendZoneID(zone.zoneID)
+        if let syncToken = zone.syncToken {
+            writer.appendRaw(#","syncToken":"#)
+            writer.appendString(syncToken.rawValue)
+        }
+        if let resultsLimit = zone.resultsLimit {
+            writer.appendRaw(#","resultsLimit":"#)
+            writer.appendInt(Int64(resultsLimit))
+        }
+        writeDesiredKeys(zone.desiredKeys, to: &writer)
+        if let types = zone.desiredRecordTypes {
+            writer.appendRaw(#","desiredRecordTypes":"#)
+            writer.appendStrings(types)
+        }
+        writer.append(byte: UInt8(ascii: "}"))
     }
 
     private static func writeZoneOperations(_ operations: [ZoneOperation], to writer: inout JSONWriter) {

@@ -30,6 +30,10 @@ public enum CloudOperation: String, Sendable, Hashable, CaseIterable {
     case currentUser = "users/current"
     /// `tokens/create`: the address of the notification long poll.
     case createToken = "tokens/create"
+    /// `records/changes`: the older form of `changes/zone`, for one zone.
+    case fetchRecordChanges = "records/changes"
+    /// `zones/changes`: the older form of `changes/database`.
+    case fetchChangedZones = "zones/changes"
 
     /// The HTTP method: `GET` for the operations without a body, else `POST`.
     public var httpMethod: String {
@@ -74,6 +78,12 @@ public enum CloudRequest: Sendable, Hashable {
     /// environment in the body; the Cumulus server takes the path's when it
     /// is `nil`.
     case createToken(apnsEnvironment: CloudEnvironment?)
+    /// `records/changes`: what changed in one zone since its token, as
+    /// `changes/zone` answers for that zone, but at the answer's top level.
+    case fetchRecordChanges(ZoneChangesRequest)
+    /// `zones/changes`: the zones changed since the token, as
+    /// `changes/database` answers.
+    case fetchChangedZones(syncToken: SyncToken?)
 
     /// The operation, which names the request's path.
     public var operation: CloudOperation {
@@ -91,6 +101,8 @@ public enum CloudRequest: Sendable, Hashable {
         case .lookupSubscriptions: .lookupSubscriptions
         case .currentUser: .currentUser
         case .createToken: .createToken
+        case .fetchRecordChanges: .fetchRecordChanges
+        case .fetchChangedZones: .fetchChangedZones
         }
     }
 }

@@ -32,7 +32,12 @@ extension CloudResponse {
             return .records(results)
         case .queryRecords: return .query(try readQueryResult(&reader))
         case .fetchZoneChanges: return .zoneChanges(try readZoneChanges(&reader))
-        case .fetchDatabaseChanges: return .databaseChanges(try readDatabaseChanges(&reader))
+        case .fetchDatabaseChanges, .fetchChangedZones: return .databaseChanges(try readDatabaseChanges(&reader))
+        case .fetchRecordChanges:
+            switch try readZoneChangesEntry(&reader, 0) {
+            case .success(let changes): return .recordChanges(changes)
+            case .failure(let error): throw error
+            }
         case .listZones:
             let results = try readZoneResults(&reader)
             var zones: [RecordZone] = []

@@ -26,6 +26,8 @@ public enum CloudResponse: Sendable, Hashable {
     case user(UserIdentity)
     /// `tokens/create`.
     case token(NotificationToken)
+    /// `records/changes`: one zone's changes.
+    case recordChanges(ZoneChanges)
 }
 
 /// The answer to `tokens/create`: where to long-poll for notifications.

@@ -38,6 +38,10 @@ public enum NameRules {
             }
             for sort in query.sort { try check(sort.fieldName, "a sort's field name") }
             try check(desiredKeys, "a desired key")
+        case .fetchRecordChanges(let request):
+            try check(request.zoneID)
+            try check(request.desiredKeys, "a desired key")
+            try check(request.desiredRecordTypes, "a desired record type")
         case .fetchZoneChanges(let requests):
             for request in requests {
                 try check(request.zoneID)
@@ -64,7 +68,7 @@ public enum NameRules {
             }
         case .lookupSubscriptions(let identifiers):
             for identifier in identifiers { try check(identifier, "a subscription identifier") }
-        case .fetchDatabaseChanges, .listZones, .listSubscriptions, .currentUser, .createToken:
+        case .fetchDatabaseChanges, .fetchChangedZones, .listZones, .listSubscriptions, .currentUser, .createToken:
             break
         }
     }

@@ -40,6 +40,23 @@ public enum QueryEvaluation {
     /// The system field of the last modifier's user record name.
     public static let modifiedByField = "___modifiedBy"
 
+    /// The type a filter's value has when the field's is `fieldType`: an
+    /// element for `LIST_CONTAINS` and `NOT_LIST_CONTAINS`, a list for `IN`
+    /// and `NOT_IN`, the field's own type otherwise. It types a value sent
+    /// without `type`.
+    public static func valueType(of comparator: QueryComparator, forField fieldType: FieldType) -> FieldType {
+        let suffix = "_LIST"
+        switch comparator {
+        case .listContains, .notListContains:
+            guard fieldType.isList else { return fieldType }
+            return FieldType(rawValue: String(fieldType.rawValue.dropLast(suffix.count))) ?? fieldType
+        case .in, .notIn:
+            return fieldType.isList ? fieldType : FieldType(rawValue: fieldType.rawValue + suffix) ?? fieldType
+        default:
+            return fieldType
+        }
+    }
+
     /// Throws `BAD_REQUEST` for a query that cannot be answered: no record
     /// type, or a comparator that cannot take its filter's value.
     public static func validate(_ query: RecordQuery) throws {

@@ -89,6 +89,12 @@ public final class RecordService: Sendable {
         case .fetchDatabaseChanges(let syncToken, let resultsLimit):
             return .databaseChanges(
                 try await fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit, context: context))
+        case .fetchRecordChanges(let zone):
+            // The older endpoint: one zone, whose failure fails the request.
+            return .recordChanges(try await fetchZoneChanges([zone], context: context)[0].get())
+        case .fetchChangedZones(let syncToken):
+            return .databaseChanges(
+                try await fetchDatabaseChanges(since: syncToken, resultsLimit: nil, context: context))
         case .listZones:
             return .zones(try await listZones(context: context))
         case .lookupZones(let zoneIDs):

@@ -36,6 +36,14 @@ extension CloudRequest {
         case .lookupRecords: return try readLookupRecords(&reader)
         case .queryRecords: return try readQuery(&reader)
         case .fetchZoneChanges: return try readZoneChanges(&reader)
+        case .fetchRecordChanges: return .fetchRecordChanges(try readZoneChangesRequest(&reader, "the request"))
+        case .fetchChangedZones:
+            var syncToken: SyncToken?
+            try reader.readObject("the request") { reader, key in
+                guard key == "syncToken" else { return try reader.skipValue() }
+                syncToken = try reader.readOptionalString("syncToken, a string").map(SyncToken.init)
+            }
+            return .fetchChangedZones(syncToken: syncToken)
         case .fetchDatabaseChanges:
             var syncToken: SyncToken?
             var resultsLimit: Int?
@@ -323,7 +331,12 @@ extension CloudRequest {
         var filters: [QueryFilter] = []
         for filter in pending {
             reader.seek(to: filter.valueOffset)
-            guard let value = try reader.readFieldValue(recordType: recordType, fieldName: filter.fieldName) else {
+            let comparator = filter.comparator
+            guard
+                let value = try reader.readFieldValue(
+                    recordType: recordType, fieldName: filter.fieldName,
+                    adjustingKnownType: { QueryEvaluation.valueType(of: comparator, forField: $0) })
+            else {
                 throw reader.error("the filter on '\(filter.fieldName)' has a null value", at: filter.valueOffset)
             }
             guard isWritable(value) else {
@@ -376,7 +389,8 @@ extension CloudRequest {
             switch key {
             case "zones":
                 var list: [ZoneChangesRequest] = []
-                try reader.readArray("'zones'") { reader in list.append(try readZoneChangesRequest(&reader, list.count))
+                try reader.readArray("'zones'") { reader in
+                    list.append(try readZoneChangesRequest(&reader, "zone \(list.count)"))
                 }
                 zones = list
             case "resultsLimit": defaultLimit = try reader.skipNull() ? nil : reader.readCount("resultsLimit")
@@ -390,10 +404,9 @@ extension CloudRequest {
         return .fetchZoneChanges(zones)
     }
 
-    private static func readZoneChangesRequest(_ reader: inout WireBodyReader, _ index: Int) throws
+    private static func readZoneChangesRequest(_ reader: inout WireBodyReader, _ what: String) throws
         -> ZoneChangesRequest
     {
-        let what = "zone \(index)"
         let start = reader.position
         var zoneID: ZoneID?
         var request = ZoneChangesRequest(zoneID: .defaultZone)

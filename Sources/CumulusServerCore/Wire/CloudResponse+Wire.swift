@@ -28,6 +28,9 @@ extension CloudResponse {
                     writer.appendString(marker)
                 }
                 writer.append(byte: UInt8(ascii: "}"))
+            case .recordChanges(let changes):
+                writer = JSONWriter(capacity: 256 + changes.records.count * 512)
+                try Self.writeZoneChangesEntry(changes, to: &writer)
             case .zoneChanges(let zones):
                 let count = zones.reduce(0) { $0 + ((try? $1.get().records.count) ?? 0) }
                 writer = JSONWriter(capacity: 256 + count * 512)
@@ -85,13 +88,7 @@ extension CloudResponse {
             if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
             switch zones[index] {
             case .success(let changes):
-                writer.appendRaw(#"{"zoneID":"#)
-                writer.appendZoneID(changes.zoneID)
-                writer.appendRaw(#","syncToken":"#)
-                writer.appendString(changes.syncToken.rawValue)
-                writer.appendRaw(#","records":"#)
-                try writeRecordResults(changes.records, to: &writer)
-                writer.appendRaw(changes.moreComing ? #","moreComing":true}"# : #","moreComing":false}"#)
+                try writeZoneChangesEntry(changes, to: &writer)
             case .failure(let error):
                 writer.append(byte: UInt8(ascii: "{"))
                 try writer.appendErrorMembers(error, afterMember: false)
@@ -99,6 +96,17 @@ extension CloudResponse {
             }
         }
         writer.appendRaw("]}")
+    }
+
+    /// `{zoneID, syncToken, records, moreComing}`: one zone's changes.
+    private static func writeZoneChangesEntry(_ changes: ZoneChanges, to writer: inout JSONWriter) throws {
+        writer.appendRaw(#"{"zoneID":"#)
+        writer.appendZoneID(changes.zoneID)
+        writer.appendRaw(#","syncToken":"#)
+        writer.appendString(changes.syncToken.rawValue)
+        writer.appendRaw(#","records":"#)
+        try writeRecordResults(changes.records, to: &writer)
+        writer.appendRaw(changes.moreComing ? #","moreComing":true}"# : #","moreComing":false}"#)
     }
 
     private static func writeDatabaseChanges(_ changes: DatabaseChanges, to writer: inout JSONWriter) {

@@ -85,7 +85,7 @@ struct CloudRoutes: Sendable {
         } else {
             answer = try await service.perform(cloudRequest, as: caller)
         }
-        return Self.json(try answer.encodedBody())
+        return Self.json(try answer.identifyingErrors().encodedBody())
     }
 
     /// `tokens/create`: a notification channel and the address to poll it.
