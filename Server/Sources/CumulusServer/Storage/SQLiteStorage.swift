@@ -1,5 +1,6 @@
 import Cumulus
 import Foundation
+import Logging
 import SQLiteNIO
 
 /// ``ServerStorage`` in one SQLite file, for a server that runs as one process.
@@ -10,15 +11,18 @@ import SQLiteNIO
 /// gives each zone its gapless change feed.
 public final class SQLiteStorage: ServerStorage {
     private let connection: SQLiteConnection
+    private let logger: Logger
     private let gate = AsyncLock()
     private let closed = Locked(false)
 
     /// Opens (creating if needed) the database file at `path` and brings its
     /// schema up to date.
     ///
+    /// - Parameter logger: Where impossible rows are logged (never their values).
     /// - Throws: An `SQLiteError` when the file cannot be opened, or
     ///   ``CloudError`` (`INTERNAL_ERROR`) for a file written by a newer server.
-    public init(path: String) async throws {
+    public init(path: String, logger: Logger = Logger(label: "cumulus.sqlite")) async throws {
+        self.logger = logger
         connection = try await SQLiteConnection.open(storage: .file(path: path))
         do {
             _ = try await connection.query("PRAGMA journal_mode=WAL")
@@ -64,7 +68,7 @@ public final class SQLiteStorage: ServerStorage {
             _ = try await connection.query(begin)
             let result: T
             do {
-                result = try await body(SQLiteTransaction(connection: connection))
+                result = try await body(SQLiteTransaction(connection: connection, logger: logger))
             } catch {
                 _ = try? await connection.query("ROLLBACK")
                 throw error
@@ -81,13 +85,17 @@ public final class SQLiteStorage: ServerStorage {
 }
 
 /// The schema of the SQLite file, versioned with `PRAGMA user_version` so
-/// that later versions can migrate older files.
+/// that later versions can migrate older files: a file is brought up from its
+/// version one step at a time, all steps in one transaction.
 enum SQLiteSchema {
-    static let version = 1
+    /// The version this server writes.
+    static let version = 2
 
     static func migrate(_ connection: SQLiteConnection) async throws {
         let rows = try await connection.query("PRAGMA user_version")
-        let current = rows.first?.column("user_version")?.integer ?? 0
+        guard case .integer(let current) = rows.first?.column("user_version") else {
+            throw CloudError(.internalError, reason: "the database file has no schema version")
+        }
         guard current <= version else {
             throw CloudError(
                 .internalError, reason: "the database file has schema version \(current); this server knows \(version)")
@@ -95,7 +103,9 @@ enum SQLiteSchema {
         guard current < version else { return }
         _ = try await connection.query("BEGIN IMMEDIATE")
         do {
-            for statement in versionOne { _ = try await connection.query(statement) }
+            for step in steps[current..<version] {
+                for statement in step { _ = try await connection.query(statement) }
+            }
             _ = try await connection.query("PRAGMA user_version = \(version)")
             _ = try await connection.query("COMMIT")
         } catch {
@@ -103,6 +113,17 @@ enum SQLiteSchema {
             throw error
         }
     }
+
+    /// The statements that bring version `n` to `n + 1`, at index `n`.
+    private static let steps = [versionOne, versionTwo]
+
+    /// Version two names the user column `user_name`, as PostgreSQL does,
+    /// so that one set of statements reads both. Renaming keeps the rows,
+    /// the primary keys and the indexes.
+    private static let versionTwo = [
+        "ALTER TABLE quotas RENAME COLUMN user TO user_name",
+        "ALTER TABLE subscriptions RENAME COLUMN user TO user_name",
+    ]
 
     private static let versionOne = [
         "CREATE TABLE containers (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL)",

@@ -1,11 +1,14 @@
 import Cumulus
 import Foundation
+import Logging
 import SQLiteNIO
 
 /// The statements of ``SQLiteStorage``, run on its connection inside the
-/// transaction the storage began.
+/// transaction the storage began. Rows are read through ``SQLiteColumns``:
+/// names come back byte for byte, and an impossible row is an error.
 struct SQLiteTransaction: StorageTransaction {
     let connection: SQLiteConnection
+    let logger: Logger
 
     @discardableResult
     private func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
@@ -35,7 +38,7 @@ struct SQLiteTransaction: StorageTransaction {
             "SELECT id, incarnation, serial FROM databases WHERE container = ? AND environment = ? AND scope = ? "
                 + "AND owner = ?",
             [.text(key.container), .text(key.environment.rawValue), .text(key.scope.rawValue), .text(key.owner)])
-        return rows.first.map(Self.database)
+        return try rows.first.map { row in try read(row, table: "databases", Self.database) }
     }
 
     func createDatabase(_ key: DatabaseKey, incarnation: Int64) async throws -> StoredDatabase {
@@ -59,7 +62,7 @@ struct SQLiteTransaction: StorageTransaction {
     }
 
     func zones(inDatabase database: Int64, named names: [String]?) async throws -> [StoredZone] {
-        var sql = "SELECT id, name, incarnation, serial FROM zones WHERE database_id = ?"
+        var sql = "SELECT id, \(SQLiteColumns.exact("name")), incarnation, serial FROM zones WHERE database_id = ?"
         var binds: [SQLiteData] = [.integer(Int(database))]
         if let names {
             guard !names.isEmpty else { return [] }
@@ -67,10 +70,11 @@ struct SQLiteTransaction: StorageTransaction {
             binds += names.map(SQLiteData.text)
         }
         return try await query(sql, binds).map { row in
-            StoredZone(
-                id: Int64(row.column("id")?.integer ?? 0), name: row.column("name")?.string ?? "",
-                incarnation: Int64(row.column("incarnation")?.integer ?? 0),
-                serial: Int64(row.column("serial")?.integer ?? 0))
+            try read(row, table: "zones") { columns in
+                StoredZone(
+                    id: try columns.integer("id"), name: try columns.text("name"),
+                    incarnation: try columns.integer("incarnation"), serial: try columns.integer("serial"))
+            }
         }
     }
 
@@ -111,13 +115,15 @@ struct SQLiteTransaction: StorageTransaction {
 
     func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry] {
         try await query(
-            "SELECT zone_name, serial, deleted FROM zone_log WHERE database_id = ? AND serial > ? "
-                + "ORDER BY serial LIMIT ?",
+            "SELECT \(SQLiteColumns.exact("zone_name")), serial, deleted FROM zone_log WHERE database_id = ? "
+                + "AND serial > ? ORDER BY serial LIMIT ?",
             [.integer(Int(database)), .integer(Int(serial)), .integer(limit)]
         ).map { row in
-            ZoneLogEntry(
-                zoneName: row.column("zone_name")?.string ?? "", serial: Int64(row.column("serial")?.integer ?? 0),
-                deleted: row.column("deleted")?.integer == 1)
+            try read(row, table: "zone_log") { columns in
+                ZoneLogEntry(
+                    zoneName: try columns.text("zone_name"), serial: try columns.integer("serial"),
+                    deleted: try columns.bool("deleted"))
+            }
         }
     }
 
@@ -128,10 +134,9 @@ struct SQLiteTransaction: StorageTransaction {
         var found: [StoredRecord] = []
         try await chunked(names) { chunk in
             let rows = try await query(
-                "SELECT name, type, serial, creator, body FROM records WHERE zone_id = ? "
-                    + "AND name IN (\(placeholders(chunk.count)))",
+                "SELECT \(Self.recordColumns) FROM records WHERE zone_id = ? AND name IN (\(placeholders(chunk.count)))",
                 [.integer(Int(zone))] + chunk.map(SQLiteData.text))
-            found += try rows.map(Self.record)
+            found += try rows.map(record)
         }
         return found
     }
@@ -179,10 +184,12 @@ struct SQLiteTransaction: StorageTransaction {
         var found: [String] = []
         try await chunked(names) { chunk in
             let rows = try await query(
-                "SELECT DISTINCT source FROM delete_self_references WHERE zone_id = ? "
+                "SELECT DISTINCT \(SQLiteColumns.exact("source")) FROM delete_self_references WHERE zone_id = ? "
                     + "AND target IN (\(placeholders(chunk.count)))",
                 [.integer(Int(zone))] + chunk.map(SQLiteData.text))
-            found += rows.compactMap { $0.column("source")?.string }
+            found += try rows.map { row in
+                try read(row, table: "delete_self_references") { try $0.text("source") }
+            }
         }
         return found
     }
@@ -190,7 +197,7 @@ struct SQLiteTransaction: StorageTransaction {
     func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
         -> [StoredRecord]
     {
-        var sql = "SELECT name, type, serial, creator, body FROM records WHERE zone_id = ? AND serial > ?"
+        var sql = "SELECT \(Self.recordColumns) FROM records WHERE zone_id = ? AND serial > ?"
         var binds: [SQLiteData] = [.integer(Int(zone)), .integer(Int(serial))]
         if let recordTypes {
             guard !recordTypes.isEmpty else { return [] }
@@ -199,37 +206,40 @@ struct SQLiteTransaction: StorageTransaction {
         }
         sql += " ORDER BY serial LIMIT ?"
         binds.append(.integer(limit))
-        return try await query(sql, binds).map(Self.record)
+        return try await query(sql, binds).map(record)
     }
 
     func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {
         try await query(
-            "SELECT name, type, serial, creator, body FROM records WHERE zone_id = ? AND type = ? AND deleted = 0",
+            "SELECT \(Self.recordColumns) FROM records WHERE zone_id = ? AND type = ? AND deleted = 0",
             [.integer(Int(zone)), .text(recordType)]
-        ).compactMap { try Self.record($0).record }
+        ).compactMap { try record($0).record }
     }
 
     // MARK: Subscriptions
 
     func subscriptions(inDatabase database: Int64, user: String?) async throws -> [StoredSubscription] {
-        var sql = "SELECT user, id, zone_name FROM subscriptions WHERE database_id = ?"
+        var sql =
+            "SELECT \(SQLiteColumns.exact(["user_name", "id", "zone_name"])) FROM subscriptions WHERE database_id = ?"
         var binds: [SQLiteData] = [.integer(Int(database))]
         if let user {
-            sql += " AND user = ?"
+            sql += " AND user_name = ?"
             binds.append(.text(user))
         }
-        return try await query(sql + " ORDER BY user, id", binds).map { row in
-            StoredSubscription(
-                user: row.column("user")?.string ?? "",
-                subscription: Subscription(
-                    subscriptionID: row.column("id")?.string ?? "",
-                    zoneID: ZoneID(zoneName: row.column("zone_name")?.string ?? "")))
+        return try await query(sql + " ORDER BY user_name, id", binds).map { row in
+            try read(row, table: "subscriptions") { columns in
+                StoredSubscription(
+                    user: try columns.text("user_name"),
+                    subscription: Subscription(
+                        subscriptionID: try columns.text("id"), zoneID: ZoneID(zoneName: try columns.text("zone_name")))
+                )
+            }
         }
     }
 
     func saveSubscription(_ subscription: StoredSubscription, inDatabase database: Int64) async throws {
         try await query(
-            "INSERT OR REPLACE INTO subscriptions (database_id, user, id, zone_name) VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO subscriptions (database_id, user_name, id, zone_name) VALUES (?, ?, ?, ?)",
             [
                 .integer(Int(database)), .text(subscription.user), .text(subscription.subscription.subscriptionID),
                 .text(subscription.subscription.zoneID.zoneName),
@@ -238,7 +248,7 @@ struct SQLiteTransaction: StorageTransaction {
 
     func deleteSubscription(_ subscriptionID: String, user: String, inDatabase database: Int64) async throws -> Bool {
         let rows = try await query(
-            "DELETE FROM subscriptions WHERE database_id = ? AND user = ? AND id = ? RETURNING id",
+            "DELETE FROM subscriptions WHERE database_id = ? AND user_name = ? AND id = ? RETURNING 1",
             [.integer(Int(database)), .text(user), .text(subscriptionID)])
         return !rows.isEmpty
     }
@@ -247,28 +257,30 @@ struct SQLiteTransaction: StorageTransaction {
 
     func createContainer(named name: String, tokenHash: String) async throws -> Bool {
         let rows = try await query(
-            "INSERT OR IGNORE INTO containers (name, token_hash) VALUES (?, ?) RETURNING name",
+            "INSERT OR IGNORE INTO containers (name, token_hash) VALUES (?, ?) RETURNING 1",
             [.text(name), .text(tokenHash)])
         return !rows.isEmpty
     }
 
     func containerTokenHash(named name: String) async throws -> String? {
-        try await query("SELECT token_hash FROM containers WHERE name = ?", [.text(name)])
-            .first?.column("token_hash")?.string
+        try await firstText(
+            "token_hash", table: "containers",
+            query("SELECT \(SQLiteColumns.exact("token_hash")) FROM containers WHERE name = ?", [.text(name)]))
     }
 
     func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool {
         let rows = try await query(
-            "INSERT OR IGNORE INTO users (container, name, record_name, token_hash) VALUES (?, ?, ?, ?) RETURNING name",
+            "INSERT OR IGNORE INTO users (container, name, record_name, token_hash) VALUES (?, ?, ?, ?) RETURNING 1",
             [.text(container), .text(name), .text(recordName), .text(tokenHash)])
         return !rows.isEmpty
     }
 
     func userRecordName(container: String, tokenHash: String) async throws -> String? {
-        try await query(
-            "SELECT record_name FROM users WHERE container = ? AND token_hash = ?",
-            [.text(container), .text(tokenHash)]
-        ).first?.column("record_name")?.string
+        try await firstText(
+            "record_name", table: "users",
+            query(
+                "SELECT \(SQLiteColumns.exact("record_name")) FROM users WHERE container = ? AND token_hash = ?",
+                [.text(container), .text(tokenHash)]))
     }
 
     func createServerKey(id: String, publicKeyPEM: String, container: String) async throws {
@@ -278,15 +290,16 @@ struct SQLiteTransaction: StorageTransaction {
     }
 
     func serverKey(id: String, container: String) async throws -> String? {
-        try await query(
-            "SELECT pem FROM server_keys WHERE container = ? AND key_id = ?", [.text(container), .text(id)]
-        )
-        .first?.column("pem")?.string
+        try await firstText(
+            "pem", table: "server_keys",
+            query(
+                "SELECT \(SQLiteColumns.exact("pem")) FROM server_keys WHERE container = ? AND key_id = ?",
+                [.text(container), .text(id)]))
     }
 
     func isQuotaExceeded(user: String, container: String, environment: CloudEnvironment) async throws -> Bool {
         try await !query(
-            "SELECT 1 AS full FROM quotas WHERE container = ? AND environment = ? AND user = ?",
+            "SELECT 1 FROM quotas WHERE container = ? AND environment = ? AND user_name = ?",
             [.text(container), .text(environment.rawValue), .text(user)]
         ).isEmpty
     }
@@ -296,9 +309,9 @@ struct SQLiteTransaction: StorageTransaction {
     {
         let binds: [SQLiteData] = [.text(container), .text(environment.rawValue), .text(user)]
         if exceeded {
-            try await query("INSERT OR IGNORE INTO quotas (container, environment, user) VALUES (?, ?, ?)", binds)
+            try await query("INSERT OR IGNORE INTO quotas (container, environment, user_name) VALUES (?, ?, ?)", binds)
         } else {
-            try await query("DELETE FROM quotas WHERE container = ? AND environment = ? AND user = ?", binds)
+            try await query("DELETE FROM quotas WHERE container = ? AND environment = ? AND user_name = ?", binds)
         }
     }
 
@@ -306,13 +319,17 @@ struct SQLiteTransaction: StorageTransaction {
 
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {
         try await query(
-            "SELECT record_type, field, type FROM field_types WHERE container = ? AND environment = ?",
+            "SELECT \(SQLiteColumns.exact(["record_type", "field", "type"])) FROM field_types WHERE container = ? "
+                + "AND environment = ?",
             [.text(container), .text(environment.rawValue)]
-        ).compactMap { row in
-            guard let type = row.column("type")?.string.flatMap(FieldType.init(rawValue:)) else { return nil }
-            return StoredFieldType(
-                recordType: row.column("record_type")?.string ?? "", fieldName: row.column("field")?.string ?? "",
-                type: type)
+        ).map { row in
+            try read(row, table: "field_types") { columns in
+                guard let type = FieldType(rawValue: try columns.text("type")) else {
+                    throw columns.impossible("type", "is not a known field type")
+                }
+                return StoredFieldType(
+                    recordType: try columns.text("record_type"), fieldName: try columns.text("field"), type: type)
+            }
         }
     }
 
@@ -333,20 +350,53 @@ struct SQLiteTransaction: StorageTransaction {
 
     // MARK: Rows
 
-    private static func database(_ row: SQLiteRow) -> StoredDatabase {
-        StoredDatabase(
-            id: Int64(row.column("id")?.integer ?? 0), incarnation: Int64(row.column("incarnation")?.integer ?? 0),
-            serial: Int64(row.column("serial")?.integer ?? 0))
+    /// The select list of a record row.
+    private static let recordColumns = SQLiteColumns.exact(["name", "type", "creator"]) + ", serial, deleted, body"
+
+    /// Reads one row of `table`; an impossible one answers `INTERNAL_ERROR`, logged.
+    private func read<T>(_ row: SQLiteRow, table: String, _ body: (SQLiteColumns) throws -> T) throws -> T {
+        do {
+            return try body(SQLiteColumns(row, table: table))
+        } catch let error as ImpossibleRow {
+            throw error.cloudError(logging: logger)
+        }
     }
 
-    private static func record(_ row: SQLiteRow) throws -> StoredRecord {
-        var record: Record?
-        if let body = row.column("body")?.blob {
-            record = try WireFormat.decodeRecord(from: Array(body.readableBytesView))
+    /// The text of `column` in the first row, if any.
+    private func firstText(_ column: String, table: String, _ rows: [SQLiteRow]) throws -> String? {
+        try rows.first.map { row in try read(row, table: table) { try $0.text(column) } }
+    }
+
+    private static func database(_ columns: SQLiteColumns) throws -> StoredDatabase {
+        StoredDatabase(
+            id: try columns.integer("id"), incarnation: try columns.integer("incarnation"),
+            serial: try columns.integer("serial"))
+    }
+
+    /// A record or its tombstone: a live row has a body, a deleted one none.
+    private func record(_ row: SQLiteRow) throws -> StoredRecord {
+        try read(row, table: "records") { columns in
+            let deleted = try columns.bool("deleted")
+            let body = try columns.optionalBlob("body")
+            var record: Record?
+            switch (deleted, body) {
+            case (false, let body?):
+                do {
+                    record = try WireFormat.decodeRecord(from: Array(body.readableBytesView))
+                } catch {
+                    throw columns.impossible("body", "is not a record in the wire format")
+                }
+            case (true, nil):
+                record = nil
+            case (false, nil):
+                throw columns.impossible("body", "is NULL in a live record")
+            case (true, _?):
+                throw columns.impossible("body", "is set in a deleted record")
+            }
+            return StoredRecord(
+                name: try columns.text("name"), recordType: try columns.text("type"),
+                serial: try columns.integer("serial"),
+                creator: try columns.optionalText("creator"), record: record, deleteSelfTargets: [])
         }
-        return StoredRecord(
-            name: row.column("name")?.string ?? "", recordType: row.column("type")?.string ?? "",
-            serial: Int64(row.column("serial")?.integer ?? 0), creator: row.column("creator")?.string,
-            record: record, deleteSelfTargets: [])
     }
 }
