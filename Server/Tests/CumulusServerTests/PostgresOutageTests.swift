@@ -5,6 +5,10 @@ import Testing
 
 @testable import CumulusServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A service whose PostgreSQL server stops and comes back: requests answer
 /// `TRY_AGAIN_LATER` meanwhile, and nothing acknowledged is lost.
 ///
@@ -83,11 +87,21 @@ struct PostgresOutageTests {
     }
 }
 
-/// A private PostgreSQL cluster that a test may stop and start again.
+/// A private PostgreSQL cluster that a test may stop, freeze and start again.
 struct PostgresCluster {
     let directory: String
     let port: Int
     var url: PostgresURL { try! PostgresURL("postgres://cumulus@127.0.0.1:\(port)/cumulus") }
+
+    /// How `pg_ctl stop` ends the server.
+    enum StopMode: String, Sendable, CustomTestStringConvertible {
+        /// Backends end their sessions with an error (`57P01`), then the server stops.
+        case fast
+        /// Backends quit at once, as in a crash; recovery runs at the next start.
+        case immediate
+
+        var testDescription: String { rawValue }
+    }
 
     /// The repository's root, where `.ci/postgres` is.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -100,8 +114,10 @@ struct PostgresCluster {
         return versions.sorted().last.map { "/usr/lib/postgresql/\($0)/bin" }
     }
 
+    /// Starts a cluster on `CUMULUS_TEST_OUTAGE_PORT`, or else on a port
+    /// that is free, so that tests and engineers sharing a machine do not collide.
     static func start() async throws -> PostgresCluster {
-        let port = Int(ProcessInfo.processInfo.environment["CUMULUS_TEST_OUTAGE_PORT"] ?? "") ?? 55441
+        let port = try Int(ProcessInfo.processInfo.environment["CUMULUS_TEST_OUTAGE_PORT"] ?? "") ?? freePort()
         let output = try await run(["bash", root.appendingPathComponent(".ci/postgres").path, "start", String(port)])
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("export CUMULUS_PG_DIR=") }) else {
             throw CloudError(.internalError, reason: "`.ci/postgres start` printed no directory")
@@ -109,10 +125,31 @@ struct PostgresCluster {
         return PostgresCluster(directory: String(line.dropFirst("export CUMULUS_PG_DIR=".count)), port: port)
     }
 
+    /// A loopback TCP port no one listens on now (the kernel's choice).
+    private static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw CloudError(.internalError, reason: "no socket for finding a free port") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+            }
+        }
+        guard bound else { throw CloudError(.internalError, reason: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Stops the server as an operator would (`pg_ctl stop -m fast`), keeping its data.
-    func stop() async throws {
+    func stop(_ mode: StopMode = .fast) async throws {
         try await Self.run(
-            asOwner(["\(Self.binaries ?? "")/pg_ctl", "-D", "\(directory)/data", "-m", "fast", "-w", "stop"]))
+            asOwner([
+                "\(Self.binaries ?? "")/pg_ctl", "-D", "\(directory)/data", "-m", mode.rawValue, "-w", "stop",
+            ]))
     }
 
     func startAgain() async throws {
@@ -121,6 +158,25 @@ struct PostgresCluster {
                 "\(Self.binaries ?? "")/pg_ctl", "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w",
                 "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1", "start",
             ]))
+    }
+
+    /// Suspends the server and all its processes (SIGSTOP): connections
+    /// stay open and nothing answers, as when its host hangs or the network
+    /// drops packets. Returns the processes, for ``thaw(_:)``.
+    func freeze() async throws -> [String] {
+        let pidFile = try String(contentsOfFile: "\(directory)/data/postmaster.pid", encoding: .utf8)
+        guard let postmaster = pidFile.split(separator: "\n").first.map(String.init), Int(postmaster) != nil else {
+            throw CloudError(.internalError, reason: "postmaster.pid names no process")
+        }
+        let children = try await Self.run(["pgrep", "-P", postmaster]).split(separator: "\n").map(String.init)
+        let processes = [postmaster] + children.filter { Int($0) != nil }
+        try await Self.run(["kill", "-STOP"] + processes)
+        return processes
+    }
+
+    /// Resumes the processes ``freeze()`` suspended.
+    func thaw(_ processes: [String]) async throws {
+        try await Self.run(["kill", "-CONT"] + processes)
     }
 
     /// Stops the server and deletes its files.
@@ -137,7 +193,7 @@ struct PostgresCluster {
     /// `system` reaps the child itself, which `Process` does not reliably do
     /// inside the test runner.
     @discardableResult
-    private static func run(_ arguments: [String]) async throws -> String {
+    static func run(_ arguments: [String]) async throws -> String {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("cumulus-pg-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         let command =

@@ -5,14 +5,15 @@ import Testing
 
 /// Names written straight through the `StorageTransaction` API come back
 /// byte for byte: every kind of name, in NFC and NFD forms (two rows), and
-/// with U+0000 on SQLite.
+/// with U+0000 on SQLite; PostgreSQL, which cannot hold U+0000, refuses it
+/// with a clear error and stores nothing.
 @Suite("Storage keeps names exactly")
 struct StorageNameTests {
     /// Two spellings Swift's `==` calls equal, and names that a C string would cut.
     static let canonicalPair = ["caf\u{E9}", "cafe\u{301}"]
     static let withNUL = ["a\u{0}b", "a\u{0}c", "a"]
 
-    @Test("NFC and NFD forms of every kind of name are two rows, each read back exactly", arguments: [TestStore.sqlite])
+    @Test("NFC and NFD forms of every kind of name are two rows, each read back exactly", arguments: TestStore.single)
     func canonicalForms(_ store: TestStore) async throws {
         try await Self.withStorage(store) { storage in
             try await Self.roundTrip(Self.canonicalPair, in: storage)
@@ -23,6 +24,41 @@ struct StorageNameTests {
     func nulOnSQLite() async throws {
         try await Self.withStorage(.sqlite) { storage in
             try await Self.roundTrip(Self.withNUL, in: storage)
+        }
+    }
+
+    @Test(
+        "PostgreSQL refuses a name holding U+0000 with a clear error and stores nothing",
+        .enabled(if: PostgresTestDatabase.isEnabled))
+    func nulOnPostgres() async throws {
+        try await Self.withStorage(.postgres) { storage in
+            let key = DatabaseKey(container: "iCloud.test", environment: .development, scope: .private, owner: "alice")
+            let (database, zone) = try await storage.write { transaction in
+                let database = try await transaction.createDatabase(key, incarnation: 1)
+                return (
+                    database.id,
+                    try await transaction.createZone(named: "Notes", inDatabase: database.id, incarnation: 1)
+                )
+            }
+            let attempts: [@Sendable (any StorageTransaction) async throws -> Void] = [
+                { try await $0.saveRecords([Self.row("a\u{0}b", zone: "Notes")], inZone: zone.id) },
+                { _ = try await $0.createZone(named: "a\u{0}b", inDatabase: database, incarnation: 1) },
+                { _ = try await $0.createContainer(named: "a\u{0}b", tokenHash: "h") },
+                { _ = try await $0.records(named: ["a\u{0}b"], inZone: zone.id) },
+            ]
+            for attempt in attempts {
+                do {
+                    try await storage.write(attempt)
+                    Issue.record("PostgreSQL took a name holding U+0000")
+                } catch let error as CloudError {
+                    #expect(error.code == .badRequest && error.reason.contains("U+0000"), "\(error)")
+                }
+            }
+            let stored = try await storage.read { transaction in
+                try await transaction.changes(inZone: zone.id, after: 0, recordTypes: nil, limit: 100)
+            }
+            #expect(stored.isEmpty, "a name was stored cut: \(stored.map(\.name))")
+            #expect(try await storage.read { try await $0.containerTokenHash(named: "a") } == nil)
         }
     }
 

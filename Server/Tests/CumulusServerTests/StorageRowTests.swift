@@ -1,6 +1,7 @@
 import Cumulus
 import Foundation
 import Logging
+import PostgresNIO
 import SQLiteNIO
 import Testing
 
@@ -55,6 +56,27 @@ struct StorageRowTests {
             read: readSubscriptions),
     ]
 
+    static let postgresCorruptions = [
+        Corruption(
+            column: "zones.incarnation",
+            statements: [
+                "ALTER TABLE zones ALTER COLUMN incarnation DROP NOT NULL", "UPDATE zones SET incarnation = NULL",
+            ], read: listZones),
+        Corruption(
+            column: "zones.serial",
+            statements: ["ALTER TABLE zones ALTER COLUMN serial TYPE text", "UPDATE zones SET serial = 'x-zqx'"],
+            read: listZones),
+        Corruption(
+            column: "field_types.type", statements: ["UPDATE field_types SET type = 'x-zqx'"], read: readFieldTypes),
+        Corruption(column: "records.body", statements: ["UPDATE records SET body = NULL"], read: readRecord),
+        Corruption(
+            column: "subscriptions.zone_name",
+            statements: [
+                "ALTER TABLE subscriptions ALTER COLUMN zone_name DROP NOT NULL",
+                "UPDATE subscriptions SET zone_name = NULL",
+            ], read: readSubscriptions),
+    ]
+
     @Test("SQLite: an impossible row is INTERNAL_ERROR naming its column", arguments: sqliteCorruptions)
     func sqlite(_ corruption: Corruption) async throws {
         let directory = FileManager.default.temporaryDirectory
@@ -75,6 +97,29 @@ struct StorageRowTests {
             throw error
         }
         try await storage.close()
+    }
+
+    @Test(
+        "PostgreSQL: an impossible row is INTERNAL_ERROR naming its column",
+        .enabled(if: PostgresTestDatabase.isEnabled), arguments: postgresCorruptions)
+    func postgres(_ corruption: Corruption) async throws {
+        try await PostgresTestDatabase.with { url in
+            let lines = LogLines()
+            let storage = try await PostgresStorage(url: url, maximumConnections: 2, logger: lines.logger())
+            do {
+                let written = try await Self.write(storage)
+                try await PostgresTestDatabase.connect(to: url) { connection, logger in
+                    for statement in corruption.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+                try await Self.expectRefused(corruption, storage, written, lines)
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+            try await storage.close()
+        }
     }
 
     /// A database with a zone, a record, a subscription and a field type.

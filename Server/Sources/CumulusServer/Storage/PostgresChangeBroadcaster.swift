@@ -354,12 +354,14 @@ private final class Link: Sendable {
     }
 
     /// Sends payloads in one transaction, so that the parts of one
-    /// announcement arrive together or not at all.
+    /// announcement arrive together or not at all. Through
+    /// ``PostgresStatements``: a statement sent as the connection drops
+    /// would otherwise stall every later announcement.
     private func notify(_ payloads: [String], through connection: PostgresConnection) async -> Bool {
         do {
-            _ = try await connection.query(
-                "SELECT pg_notify(\(channel), payload) FROM unnest(\(payloads)::text[]) AS payload", logger: logger
-            ).collect()
+            _ = try await PostgresStatements.shared.run(
+                "SELECT pg_notify(\(channel), payload) FROM unnest(\(payloads)::text[]) AS payload", on: connection,
+                logger: logger)
             return true
         } catch {
             markLost(reason: "\(error)")

@@ -15,33 +15,39 @@ enum PostgresSchema {
 
     /// Brings the schema up to ``version`` in one transaction, under the
     /// migration lock; refuses a database of a newer version.
-    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("BEGIN", logger: logger)
+    static func migrate(_ connection: PostgresTransactionConnection) async throws {
+        try await connection.run("BEGIN")
         do {
-            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
-            try await connection.query(
+            // A migration may rewrite big tables: the requests' statement timeout is not for it.
+            try await connection.run("SET LOCAL statement_timeout = 0")
+            try await connection.run("SELECT pg_advisory_xact_lock(\(migrationLock))")
+            try await connection.run(
                 """
                 CREATE TABLE IF NOT EXISTS cumulus_schema (version INTEGER PRIMARY KEY,
                     applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
-                """, logger: logger)
-            var current = 0
-            for try await value in try await connection.query(
-                "SELECT coalesce(max(version), 0) FROM cumulus_schema", logger: logger
-            ).decode(Int.self) {
-                current = value
+                """)
+            let rows = try await connection.run("SELECT coalesce(max(version), 0) AS version FROM cumulus_schema").rows
+            guard let row = rows.first else {
+                throw CloudError(.internalError, reason: "the PostgreSQL database's schema version cannot be read")
             }
+            let current: Int = try PostgresColumns(row, table: "cumulus_schema").value("version")
             guard current <= version else {
                 throw CloudError(
                     .internalError,
                     reason: "the PostgreSQL database has schema version \(current); this server knows \(version)")
             }
             if current < 1 {
-                for statement in versionOne { try await connection.query(statement, logger: logger) }
-                try await connection.query("INSERT INTO cumulus_schema (version) VALUES (1)", logger: logger)
+                for statement in versionOne { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (1)")
             }
-            try await connection.query("COMMIT", logger: logger)
+            try await connection.run("COMMIT")
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            do {
+                if !connection.connection.isClosed { try await connection.run("ROLLBACK") }
+            } catch {
+                // A connection whose transaction may still be open must not go back to the pool.
+                try? await connection.connection.close()
+            }
             throw error
         }
     }

@@ -14,21 +14,20 @@ import PostgresNIO
 /// one snapshot. A transaction that fails with a serialization failure or a
 /// deadlock is run again from the start.
 ///
-/// When PostgreSQL cannot be reached, a transaction fails within a few
-/// seconds with ``CloudError`` `TRY_AGAIN_LATER` and a `retryAfter`; the pool
-/// reconnects by itself once the server is back.
+/// Every transaction is bounded (``Limits``): when PostgreSQL cannot be
+/// reached, or goes away under a transaction, the transaction fails within
+/// ``Limits/connectionWait`` with ``CloudError`` `TRY_AGAIN_LATER` and a
+/// `retryAfter`; when PostgreSQL stops answering without closing the
+/// connection, it fails at ``Limits/transactionTimeout`` and is closed
+/// without a commit. The pool reconnects by itself once the server is back.
 public final class PostgresStorage: ServerStorage {
-    private let client: PostgresClient
+    /// The bounds on every transaction.
+    public let limits: Limits
+    let client: PostgresClient
     private let running: Task<Void, Never>
-    private let logger: Logger
+    let logger: Logger
     private let closed = Locked(false)
 
-    /// How long a transaction waits for a connection before it answers
-    /// `TRY_AGAIN_LATER`, and the time within which a transaction whose
-    /// connection broke before its commit is run again.
-    static let connectionWait: Duration = .seconds(5)
-    /// What `TRY_AGAIN_LATER` tells the client to wait.
-    static let retryAfter: Duration = .seconds(2)
     /// How many times a transaction runs before a serialization failure or
     /// a deadlock is given up on.
     static let attempts = 5
@@ -37,34 +36,44 @@ public final class PostgresStorage: ServerStorage {
     ///
     /// - Parameters:
     ///   - maximumConnections: The most connections the pool opens.
+    ///   - limits: The bounds on every transaction.
     ///   - logger: Where failures of PostgreSQL are logged (never the password).
     /// - Throws: ``CloudError``: `TRY_AGAIN_LATER` when the server cannot be
     ///   reached, `INTERNAL_ERROR` when it refuses the login or the database
     ///   was written by a newer server.
-    public init(url: PostgresURL, maximumConnections: Int = 20, logger: Logger = Logger(label: "cumulus.postgres"))
-        async throws
-    {
+    public init(
+        url: PostgresURL, maximumConnections: Int = 20, limits: Limits = Limits(),
+        logger: Logger = Logger(label: "cumulus.postgres")
+    ) async throws {
         guard maximumConnections > 0 else {
             throw CloudError(.badRequest, reason: "a PostgreSQL pool needs at least one connection")
         }
+        guard limits.connectionWait > .zero, limits.statementTimeout > .zero, limits.transactionTimeout > .zero,
+            limits.retryAfter > .zero
+        else {
+            throw CloudError(.badRequest, reason: "every limit of a PostgreSQL storage must be positive")
+        }
         var configuration = url.clientConfiguration
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.connectTimeout = Self.connectionWait
+        configuration.options.connectTimeout = limits.connectionWait
+        configuration.options.additionalStartupParameters = limits.startupParameters
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
+        self.limits = limits
         self.logger = logger
         running = Task { await client.run() }
         do {
-            try await withConnection(waiting: Self.connectionWait * 2) { connection in
-                try await PostgresSchema.migrate(connection, logger: logger)
+            // No deadline: a migration may rewrite big tables.
+            try await attempt(leaseWait: limits.connectionWait * 2, deadline: nil) { transaction, _ in
+                try await PostgresSchema.migrate(transaction)
             }
         } catch {
             running.cancel()
             await running.value
-            let mapped = Self.cloudError(for: error, committing: false, logger: logger)
+            let mapped = Self.cloudError(for: error, limits: limits, logger: logger)
             if mapped.code == .tryAgainLater {
                 throw CloudError(
-                    .tryAgainLater, reason: "PostgreSQL at \(url) cannot be reached", retryAfter: Self.retryAfter)
+                    .tryAgainLater, reason: "PostgreSQL at \(url) cannot be reached", retryAfter: limits.retryAfter)
             }
             throw mapped
         }
@@ -105,184 +114,108 @@ public final class PostgresStorage: ServerStorage {
         guard !closed.withLock({ $0 }) else {
             throw CloudError(.internalError, reason: "the storage is closed")
         }
-        let deadline = ContinuousClock.now + Self.connectionWait
+        let start = ContinuousClock.now
+        let deadline = start + limits.transactionTimeout
+        // Waits for a connection, and runs again after a broken one, only
+        // within the connection wait: past it, PostgreSQL is taken as away.
+        let retryBefore = start + min(limits.connectionWait, limits.transactionTimeout)
         var attempt = 1
         while true {
             do {
-                let wait = max(deadline - ContinuousClock.now, .milliseconds(500))
-                return try await withConnection(waiting: wait) { connection in
-                    try await Self.run(readOnly: readOnly, on: connection, logger: self.logger, body)
+                let wait = max(retryBefore - ContinuousClock.now, .milliseconds(500))
+                return try await self.attempt(leaseWait: wait, deadline: deadline) { transaction, attempt in
+                    try await Self.run(readOnly: readOnly, on: transaction, attempt: attempt, body)
                 }
             } catch let failure as TransactionFailure {
-                if attempt < Self.attempts, failure.mayRetry(before: deadline) {
+                if attempt < Self.attempts, failure.mayRetry(before: retryBefore) {
                     attempt += 1
                     // A short random pause, so that two retried writers do not collide again.
                     try? await Task.sleep(for: .milliseconds(Int.random(in: 1...5) * attempt))
                     continue
                 }
-                throw Self.cloudError(for: failure.error, committing: failure.committing, logger: logger)
+                throw Self.cloudError(
+                    for: failure.error, committing: failure.committing, limits: limits, logger: logger)
             } catch let error as PSQLError {
-                throw Self.cloudError(for: error, committing: false, logger: logger)
-            } catch  where error is LeaseTimeout || Self.isPoolError(error) {
-                throw Self.cloudError(for: error, committing: false, logger: logger)
+                throw Self.cloudError(for: error, limits: limits, logger: logger)
+            } catch  where error is AttemptExpired || Self.isPoolError(error) {
+                throw Self.cloudError(for: error, limits: limits, logger: logger)
             }
             // Any other error is the body's own, and goes to the service as it is.
         }
     }
 
-    /// One run of a transaction on a leased connection.
+    /// One run of a transaction on a leased connection. It commits only
+    /// if every statement succeeded and the caller is still waiting.
     private static func run<T: Sendable>(
-        readOnly: Bool, on connection: PostgresConnection, logger: Logger,
+        readOnly: Bool, on transaction: PostgresTransactionConnection, attempt: TransactionAttempt<T>,
         _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
     ) async throws -> T {
         let begin: PostgresQuery =
             readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN ISOLATION LEVEL READ COMMITTED"
         do {
-            try await connection.query(begin, logger: logger)
+            try await transaction.run(begin)
         } catch {
             throw TransactionFailure(error: error, committing: false)
         }
         let result: T
         do {
-            result = try await body(PostgresTransaction(connection: connection, logger: logger, locking: !readOnly))
+            result = try await body(PostgresTransaction(connection: transaction, locking: !readOnly))
+            // PostgreSQL would answer COMMIT with a rollback after a failed statement.
+            if let failure = transaction.firstFailure { throw failure }
         } catch {
-            do {
-                try await connection.query("ROLLBACK", logger: logger)
-            } catch {
-                // A connection whose transaction may still be open must not go back to the pool.
-                try? await connection.close()
-            }
-            if error is PSQLError { throw TransactionFailure(error: error, committing: false) }
+            await rollBack(transaction)
+            if isPostgresFailure(error) { throw TransactionFailure(error: error, committing: false) }
             throw error
         }
+        guard attempt.willCommit() else {
+            // The caller has been answered: this transaction must never commit.
+            await rollBack(transaction)
+            throw AttemptExpired(expiry: .abandoned)
+        }
+        let answer: PostgresQueryResult
         do {
-            try await connection.query("COMMIT", logger: logger)
+            answer = try await transaction.run("COMMIT")
         } catch {
             throw TransactionFailure(error: error, committing: true)
+        }
+        guard answer.metadata.command == "COMMIT" else {
+            throw TransactionFailure(error: RolledBackAtCommit(), committing: false)
         }
         return result
     }
 
-    /// Leases a connection for `body`, waiting at most `wait` for it: the
-    /// pool would otherwise keep a request waiting as long as PostgreSQL is away.
-    private func withConnection<T: Sendable>(
-        waiting wait: Duration, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
-    ) async throws -> T {
-        let state = Locked(LeaseState.waiting)
-        let client = client
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await client.withConnection { connection in
-                    let leased = state.withLock { state in
-                        guard state == .waiting else { return false }
-                        state = .leased
-                        return true
-                    }
-                    guard leased else { throw LeaseTimeout() }
-                    return try await body(connection)
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: wait)
-                let expired = state.withLock { state in
-                    guard state == .waiting else { return false }
-                    state = .expired
-                    return true
-                }
-                // Throwing cancels the lease request still waiting in the pool.
-                if expired { throw LeaseTimeout() }
-                return nil
-            }
-            while let result = try await group.next() {
-                if let result {
-                    group.cancelAll()
-                    return result
-                }
-            }
-            preconditionFailure("Internal inconsistency: the lease task ended without a result")
+    /// Rolls back, or closes a connection whose transaction may still be
+    /// open, so that it never goes back to the pool.
+    private static func rollBack(_ transaction: PostgresTransactionConnection) async {
+        guard !transaction.connection.isClosed else { return }
+        do {
+            try await transaction.run("ROLLBACK")
+        } catch {
+            try? await transaction.connection.close()
         }
     }
 
-    private enum LeaseState: Sendable {
-        case waiting, leased, expired
-    }
-
-    /// No connection came within the wait.
-    private struct LeaseTimeout: Error {}
-
     /// A PostgreSQL failure of one run of a transaction.
-    private struct TransactionFailure: Error {
+    struct TransactionFailure: Error {
         var error: any Error
         /// Whether it happened during `COMMIT` (so the outcome may be unknown).
         var committing: Bool
 
         /// Whether running the transaction again is safe and may succeed.
         func mayRetry(before deadline: ContinuousClock.Instant) -> Bool {
-            guard let error = error as? PSQLError else { return false }
-            if PostgresStorage.isSerializationFailure(error) { return true }
+            if let error = error as? PSQLError, PostgresStorage.isSerializationFailure(error) { return true }
             // A connection that broke before the commit left nothing behind:
             // a new one may work (a pooled connection the server closed).
             return !committing && PostgresStorage.isConnectionFailure(error) && ContinuousClock.now < deadline
         }
     }
 
-    // MARK: Errors
+    /// PostgreSQL answered `COMMIT` with a rollback: a statement failed
+    /// without the storage seeing it.
+    struct RolledBackAtCommit: Error {}
 
-    /// The pool's own failures (its circuit breaker open after connections
-    /// kept failing), whose type the pool's module does not export to us.
-    static func isPoolError(_ error: any Error) -> Bool {
-        String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError")
-    }
-
-    static func isSerializationFailure(_ error: PSQLError) -> Bool {
-        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
-        return state == "40001" || state == "40P01"
-    }
-
-    static func isConnectionFailure(_ error: PSQLError) -> Bool {
-        [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
-            .contains(error.code)
-    }
-
-    /// SQLSTATEs that say the server is away or busy, not that the
-    /// statement is wrong: connection exceptions, shutdowns, exhausted
-    /// resources, a lock or statement timeout, a read-only standby.
-    private static func isTransient(sqlState state: String) -> Bool {
-        state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state.hasPrefix("40")
-            || ["55P03", "57014", "25006"].contains(state)
-    }
-
-    /// The ``CloudError`` a failure of PostgreSQL answers: `TRY_AGAIN_LATER`
-    /// when the server is away or busy, `INTERNAL_ERROR` (logged) for a
-    /// failure that means a bug.
-    static func cloudError(for error: any Error, committing: Bool, logger: Logger) -> CloudError {
-        if let error = error as? CloudError { return error }
-        let unavailable = CloudError(
-            .tryAgainLater,
-            reason: committing
-                ? "the connection to the database broke during the commit; the request's outcome is unknown"
-                : "the database is unavailable", retryAfter: retryAfter)
-        if error is LeaseTimeout || isPoolError(error) {
-            return unavailable
-        }
-        guard let error = error as? PSQLError else {
-            logger.error("storage failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
-            return CloudError(.internalError, reason: "the storage failed")
-        }
-        if error.code == .server {
-            let state = error.serverInfo?[.sqlState] ?? ""
-            if isTransient(sqlState: state) { return unavailable }
-            let message = error.serverInfo?[.message] ?? ""
-            logger.error("PostgreSQL failed", metadata: ["sqlstate": "\(state)", "message": "\(message)"])
-            if state.hasPrefix("28") {
-                return CloudError(.internalError, reason: "PostgreSQL refused the login (\(state)): \(message)")
-            }
-            if state == "3D000" { return CloudError(.internalError, reason: "PostgreSQL: \(message)") }
-            return CloudError(.internalError, reason: "the storage failed (SQLSTATE \(state))")
-        }
-        if isConnectionFailure(error) || error.code == .queryCancelled { return unavailable }
-        logger.error("PostgreSQL failed", metadata: ["code": "\(error.code)"])
-        return CloudError(.internalError, reason: "the storage failed (\(error.code))")
+    static func isPostgresFailure(_ error: any Error) -> Bool {
+        error is PSQLError || error is PostgresConnectionLost || error is RolledBackAtCommit
     }
 }
 

@@ -5,17 +5,19 @@ import PostgresNIO
 
 /// The statements of ``PostgresStorage``, run on one connection inside the
 /// transaction the storage began. Every value is a bound parameter; methods
-/// that take several names send them as one array.
+/// that take several names send them as one array. Rows are read through
+/// ``PostgresColumns``: an impossible row is an error, never a default.
 struct PostgresTransaction: StorageTransaction {
-    let connection: PostgresConnection
-    let logger: Logger
+    let connection: PostgresTransactionConnection
     /// Whether reads of database and zone rows lock them (in a write), so
     /// that writers to one database run one after the other.
     let locking: Bool
 
+    private var logger: Logger { connection.logger }
+
     @discardableResult
-    private func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
-        try await connection.query(query, logger: logger)
+    private func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await connection.run(query).rows
     }
 
     private var lockClause: String { locking ? " FOR NO KEY UPDATE" : "" }
@@ -29,11 +31,13 @@ struct PostgresTransaction: StorageTransaction {
                 AND environment = \(key.environment.rawValue) AND scope = \(key.scope.rawValue)
                 AND owner = \(key.owner)\(unescaped: lockClause)
             """)
-        var database: StoredDatabase?
-        for try await (id, incarnation, serial) in rows.decode((Int64, Int64, Int64).self) {
-            database = StoredDatabase(id: id, incarnation: incarnation, serial: serial)
+        return try rows.first.map { row in
+            try read(row, table: "databases") { columns in
+                StoredDatabase(
+                    id: try columns.value("id"), incarnation: try columns.value("incarnation"),
+                    serial: try columns.value("serial"))
+            }
         }
-        return database
     }
 
     func createDatabase(_ key: DatabaseKey, incarnation: Int64) async throws -> StoredDatabase {
@@ -58,7 +62,7 @@ struct PostgresTransaction: StorageTransaction {
     }
 
     func zones(inDatabase database: Int64, named names: [String]?) async throws -> [StoredZone] {
-        let rows: PostgresRowSequence
+        let rows: [PostgresRow]
         if let names {
             guard !names.isEmpty else { return [] }
             // Ordered by id so that two writers lock zones in one order.
@@ -74,11 +78,13 @@ struct PostgresTransaction: StorageTransaction {
                     ORDER BY id\(unescaped: lockClause)
                 """)
         }
-        var zones: [StoredZone] = []
-        for try await (id, name, incarnation, serial) in rows.decode((Int64, String, Int64, Int64).self) {
-            zones.append(StoredZone(id: id, name: name, incarnation: incarnation, serial: serial))
+        return try rows.map { row in
+            try read(row, table: "zones") { columns in
+                StoredZone(
+                    id: try columns.value("id"), name: try columns.value("name"),
+                    incarnation: try columns.value("incarnation"), serial: try columns.value("serial"))
+            }
         }
-        return zones
     }
 
     func createZone(named name: String, inDatabase database: Int64, incarnation: Int64) async throws -> StoredZone {
@@ -105,8 +111,9 @@ struct PostgresTransaction: StorageTransaction {
 
     func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws {
         // One statement may not write a row twice: the last entry of a zone wins.
-        var latest: [String: ZoneLogEntry] = [:]
-        for entry in entries { latest[entry.zoneName] = entry }
+        // Keyed by bytes: a `String` key would merge NFC and NFD spellings of two zones.
+        var latest: [ExactName: ZoneLogEntry] = [:]
+        for entry in entries { latest[ExactName(entry.zoneName)] = entry }
         guard !latest.isEmpty else { return }
         let kept = latest.values.sorted { $0.serial < $1.serial }
         try await query(
@@ -125,21 +132,23 @@ struct PostgresTransaction: StorageTransaction {
             SELECT zone_name, serial, deleted FROM zone_log WHERE database_id = \(database) AND serial > \(serial)
                 ORDER BY serial LIMIT \(Int64(limit))
             """)
-        var entries: [ZoneLogEntry] = []
-        for try await (name, serial, deleted) in rows.decode((String, Int64, Bool).self) {
-            entries.append(ZoneLogEntry(zoneName: name, serial: serial, deleted: deleted))
+        return try rows.map { row in
+            try read(row, table: "zone_log") { columns in
+                ZoneLogEntry(
+                    zoneName: try columns.value("zone_name"), serial: try columns.value("serial"),
+                    deleted: try columns.value("deleted"))
+            }
         }
-        return entries
     }
 
     // MARK: Records
 
     func records(named names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
         guard !names.isEmpty else { return [] }
-        return try await Self.records(
+        return try await records(
             query(
                 """
-                SELECT name, type, serial, creator, body FROM records WHERE zone_id = \(zone) AND name = ANY(\(names))
+                SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone) AND name = ANY(\(names))
                 """))
     }
 
@@ -182,9 +191,9 @@ struct PostgresTransaction: StorageTransaction {
             """
             SELECT DISTINCT source FROM delete_self_references WHERE zone_id = \(zone) AND target = ANY(\(names))
             """)
-        var sources: [String] = []
-        for try await source in rows.decode(String.self) { sources.append(source) }
-        return sources
+        return try rows.map { row in
+            try read(row, table: "delete_self_references") { try $0.value("source", as: String.self) }
+        }
     }
 
     func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
@@ -192,26 +201,26 @@ struct PostgresTransaction: StorageTransaction {
     {
         if let recordTypes {
             guard !recordTypes.isEmpty else { return [] }
-            return try await Self.records(
+            return try await records(
                 query(
                     """
-                    SELECT name, type, serial, creator, body FROM records WHERE zone_id = \(zone)
+                    SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone)
                         AND serial > \(serial) AND type = ANY(\(recordTypes)) ORDER BY serial LIMIT \(Int64(limit))
                     """))
         }
-        return try await Self.records(
+        return try await records(
             query(
                 """
-                SELECT name, type, serial, creator, body FROM records WHERE zone_id = \(zone) AND serial > \(serial)
+                SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone) AND serial > \(serial)
                     ORDER BY serial LIMIT \(Int64(limit))
                 """))
     }
 
     func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {
-        try await Self.records(
+        try await records(
             query(
                 """
-                SELECT name, type, serial, creator, body FROM records WHERE zone_id = \(zone) AND type = \(recordType)
+                SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone) AND type = \(recordType)
                     AND NOT deleted
                 """)
         ).compactMap(\.record)
@@ -221,7 +230,7 @@ struct PostgresTransaction: StorageTransaction {
 
     func subscriptions(inDatabase database: Int64, user: String?) async throws -> [StoredSubscription] {
         // Byte order, as SQLite sorts.
-        let rows: PostgresRowSequence
+        let rows: [PostgresRow]
         if let user {
             rows = try await query(
                 """
@@ -235,13 +244,16 @@ struct PostgresTransaction: StorageTransaction {
                     ORDER BY user_name COLLATE "C", id COLLATE "C"
                 """)
         }
-        var subscriptions: [StoredSubscription] = []
-        for try await (user, id, zoneName) in rows.decode((String, String, String).self) {
-            subscriptions.append(
+        return try rows.map { row in
+            try read(row, table: "subscriptions") { columns in
                 StoredSubscription(
-                    user: user, subscription: Subscription(subscriptionID: id, zoneID: ZoneID(zoneName: zoneName))))
+                    user: try columns.value("user_name"),
+                    subscription: Subscription(
+                        subscriptionID: try columns.value("id"),
+                        zoneID: ZoneID(zoneName: try columns.value("zone_name"))
+                    ))
+            }
         }
-        return subscriptions
     }
 
     func saveSubscription(_ subscription: StoredSubscription, inDatabase database: Int64) async throws {
@@ -255,40 +267,42 @@ struct PostgresTransaction: StorageTransaction {
     }
 
     func deleteSubscription(_ subscriptionID: String, user: String, inDatabase database: Int64) async throws -> Bool {
-        try await exists(
-            query(
-                """
-                DELETE FROM subscriptions WHERE database_id = \(database) AND user_name = \(user)
-                    AND id = \(subscriptionID) RETURNING 1
-                """))
+        try await !query(
+            """
+            DELETE FROM subscriptions WHERE database_id = \(database) AND user_name = \(user)
+                AND id = \(subscriptionID) RETURNING 1
+            """
+        ).isEmpty
     }
 
     // MARK: Accounts
 
     func createContainer(named name: String, tokenHash: String) async throws -> Bool {
-        try await exists(
-            query(
-                """
-                INSERT INTO containers (name, token_hash) VALUES (\(name), \(tokenHash))
-                    ON CONFLICT DO NOTHING RETURNING 1
-                """))
+        try await !query(
+            """
+            INSERT INTO containers (name, token_hash) VALUES (\(name), \(tokenHash))
+                ON CONFLICT DO NOTHING RETURNING 1
+            """
+        ).isEmpty
     }
 
     func containerTokenHash(named name: String) async throws -> String? {
-        try await firstString(query("SELECT token_hash FROM containers WHERE name = \(name)"))
+        try await firstString(
+            "token_hash", table: "containers", query("SELECT token_hash FROM containers WHERE name = \(name)"))
     }
 
     func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool {
-        try await exists(
-            query(
-                """
-                INSERT INTO users (container, name, record_name, token_hash)
-                    VALUES (\(container), \(name), \(recordName), \(tokenHash)) ON CONFLICT DO NOTHING RETURNING 1
-                """))
+        try await !query(
+            """
+            INSERT INTO users (container, name, record_name, token_hash)
+                VALUES (\(container), \(name), \(recordName), \(tokenHash)) ON CONFLICT DO NOTHING RETURNING 1
+            """
+        ).isEmpty
     }
 
     func userRecordName(container: String, tokenHash: String) async throws -> String? {
         try await firstString(
+            "record_name", table: "users",
             query("SELECT record_name FROM users WHERE container = \(container) AND token_hash = \(tokenHash)"))
     }
 
@@ -298,16 +312,18 @@ struct PostgresTransaction: StorageTransaction {
     }
 
     func serverKey(id: String, container: String) async throws -> String? {
-        try await firstString(query("SELECT pem FROM server_keys WHERE container = \(container) AND key_id = \(id)"))
+        try await firstString(
+            "pem", table: "server_keys",
+            query("SELECT pem FROM server_keys WHERE container = \(container) AND key_id = \(id)"))
     }
 
     func isQuotaExceeded(user: String, container: String, environment: CloudEnvironment) async throws -> Bool {
-        try await exists(
-            query(
-                """
-                SELECT 1 FROM quotas WHERE container = \(container) AND environment = \(environment.rawValue)
-                    AND user_name = \(user)
-                """))
+        try await !query(
+            """
+            SELECT 1 FROM quotas WHERE container = \(container) AND environment = \(environment.rawValue)
+                AND user_name = \(user)
+            """
+        ).isEmpty
     }
 
     func setQuotaExceeded(_ exceeded: Bool, user: String, container: String, environment: CloudEnvironment)
@@ -336,18 +352,21 @@ struct PostgresTransaction: StorageTransaction {
             SELECT record_type, field, type FROM field_types WHERE container = \(container)
                 AND environment = \(environment.rawValue)
             """)
-        var types: [StoredFieldType] = []
-        for try await (recordType, field, type) in rows.decode((String, String, String).self) {
-            guard let type = FieldType(rawValue: type) else { continue }
-            types.append(StoredFieldType(recordType: recordType, fieldName: field, type: type))
+        return try rows.map { row in
+            try read(row, table: "field_types") { columns in
+                guard let type = FieldType(rawValue: try columns.value("type")) else {
+                    throw columns.impossible("type", "is not a known field type")
+                }
+                return StoredFieldType(
+                    recordType: try columns.value("record_type"), fieldName: try columns.value("field"), type: type)
+            }
         }
-        return types
     }
 
     func addFieldTypes(_ types: [StoredFieldType], container: String, environment: CloudEnvironment) async throws {
         // One statement may not write a row twice: the first type of a field wins.
-        var seen = Set<[String]>()
-        let kept = types.filter { seen.insert([$0.recordType, $0.fieldName]).inserted }
+        var seen = Set<[ExactName]>()
+        let kept = types.filter { seen.insert([ExactName($0.recordType), ExactName($0.fieldName)]).inserted }
         guard !kept.isEmpty else { return }
         try await query(
             """
@@ -361,29 +380,49 @@ struct PostgresTransaction: StorageTransaction {
 
     // MARK: Rows
 
-    private func exists(_ rows: PostgresRowSequence) async throws -> Bool {
-        var found = false
-        for try await _ in rows { found = true }
-        return found
-    }
+    /// The select list of a record row.
+    private static let recordColumns = "name, type, serial, deleted, creator, body"
 
-    private func firstString(_ rows: PostgresRowSequence) async throws -> String? {
-        var first: String?
-        for try await value in rows.decode(String.self) where first == nil { first = value }
-        return first
-    }
-
-    private static func records(_ rows: PostgresRowSequence) async throws -> [StoredRecord] {
-        var records: [StoredRecord] = []
-        for try await (name, type, serial, creator, body) in rows.decode(
-            (String, String, Int64, String?, ByteBuffer?).self)
-        {
-            let record = try body.map { try WireFormat.decodeRecord(from: Array($0.readableBytesView)) }
-            records.append(
-                StoredRecord(
-                    name: name, recordType: type, serial: serial, creator: creator, record: record,
-                    deleteSelfTargets: []))
+    /// Reads one row of `table`; an impossible one answers `INTERNAL_ERROR`, logged.
+    private func read<T>(_ row: PostgresRow, table: String, _ body: (PostgresColumns) throws -> T) throws -> T {
+        do {
+            return try body(PostgresColumns(row, table: table))
+        } catch let error as ImpossibleRow {
+            throw error.cloudError(logging: logger)
         }
-        return records
+    }
+
+    /// The text of `column` in the first row, if any.
+    private func firstString(_ column: String, table: String, _ rows: [PostgresRow]) throws -> String? {
+        try rows.first.map { row in try read(row, table: table) { try $0.value(column, as: String.self) } }
+    }
+
+    /// Records and tombstones: a live row has a body, a deleted one none.
+    private func records(_ rows: [PostgresRow]) throws -> [StoredRecord] {
+        try rows.map { row in
+            try read(row, table: "records") { columns in
+                let deleted: Bool = try columns.value("deleted")
+                let body = try columns.optional("body", as: ByteBuffer.self)
+                var record: Record?
+                switch (deleted, body) {
+                case (false, let body?):
+                    do {
+                        record = try WireFormat.decodeRecord(from: Array(body.readableBytesView))
+                    } catch {
+                        throw columns.impossible("body", "is not a record in the wire format")
+                    }
+                case (true, nil):
+                    record = nil
+                case (false, nil):
+                    throw columns.impossible("body", "is NULL in a live record")
+                case (true, _?):
+                    throw columns.impossible("body", "is set in a deleted record")
+                }
+                return StoredRecord(
+                    name: try columns.value("name"), recordType: try columns.value("type"),
+                    serial: try columns.value("serial"), creator: try columns.optional("creator"), record: record,
+                    deleteSelfTargets: [])
+            }
+        }
     }
 }
