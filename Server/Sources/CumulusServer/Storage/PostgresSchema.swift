@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 1
+    static let version = 2
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -39,12 +39,26 @@ enum PostgresSchema {
                 for statement in versionOne { try await connection.query(statement, logger: logger) }
                 try await connection.query("INSERT INTO cumulus_schema (version) VALUES (1)", logger: logger)
             }
+            if current < 2 {
+                for statement in versionTwo { try await connection.query(statement, logger: logger) }
+                try await connection.query("INSERT INTO cumulus_schema (version) VALUES (2)", logger: logger)
+            }
             try await connection.query("COMMIT", logger: logger)
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
         }
     }
+
+    /// Notification channels in storage, so that any server answers their polls.
+    private static let versionTwo: [PostgresQuery] = [
+        """
+        CREATE TABLE notification_channels (token_hash TEXT PRIMARY KEY, container TEXT NOT NULL,
+            environment TEXT NOT NULL, scope TEXT NOT NULL, owner TEXT NOT NULL, user_name TEXT NOT NULL,
+            start BIGINT NOT NULL, last_used BIGINT NOT NULL)
+        """,
+        "CREATE INDEX notification_channels_by_use ON notification_channels (last_used)",
+    ]
 
     private static let versionOne: [PostgresQuery] = [
         "CREATE TABLE containers (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL)",

@@ -328,6 +328,47 @@ struct PostgresTransaction: StorageTransaction {
         }
     }
 
+    // MARK: Notification channels
+
+    func createChannel(_ channel: StoredChannel) async throws {
+        try await query(
+            """
+            INSERT INTO notification_channels (token_hash, container, environment, scope, owner, user_name, start,
+                last_used) VALUES (\(channel.tokenHash), \(channel.key.container), \(channel.key.environment.rawValue),
+                \(channel.key.scope.rawValue), \(channel.key.owner), \(channel.user), \(channel.start), \(channel.lastUsed))
+            """)
+    }
+
+    func channel(tokenHash: String) async throws -> StoredChannel? {
+        let rows = try await query(
+            """
+            SELECT container, environment, scope, owner, user_name, start, last_used FROM notification_channels
+                WHERE token_hash = \(tokenHash)
+            """)
+        for try await (container, environment, scope, owner, user, start, lastUsed) in rows.decode(
+            (String, String, String, String, String, Int64, Int64).self)
+        {
+            guard let environment = CloudEnvironment(rawValue: environment),
+                let scope = DatabaseScope(rawValue: scope)
+            else {
+                throw CloudError(.internalError, reason: "a row of notification_channels cannot be read")
+            }
+            return StoredChannel(
+                tokenHash: tokenHash,
+                key: DatabaseKey(container: container, environment: environment, scope: scope, owner: owner), user: user,
+                start: start, lastUsed: lastUsed)
+        }
+        return nil
+    }
+
+    func touchChannel(tokenHash: String, lastUsed: Int64) async throws {
+        try await query("UPDATE notification_channels SET last_used = \(lastUsed) WHERE token_hash = \(tokenHash)")
+    }
+
+    func deleteChannels(unusedSince lastUsed: Int64) async throws {
+        try await query("DELETE FROM notification_channels WHERE last_used < \(lastUsed)")
+    }
+
     // MARK: Schema
 
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {

@@ -83,7 +83,10 @@ public final class SQLiteStorage: ServerStorage {
 /// The schema of the SQLite file, versioned with `PRAGMA user_version` so
 /// that later versions can migrate older files.
 enum SQLiteSchema {
-    static let version = 1
+    /// The statements that bring a file from each version to the next: the
+    /// first creates version 1.
+    static let migrations = [versionOne, versionTwo]
+    static var version: Int { migrations.count }
 
     static func migrate(_ connection: SQLiteConnection) async throws {
         let rows = try await connection.query("PRAGMA user_version")
@@ -95,7 +98,9 @@ enum SQLiteSchema {
         guard current < version else { return }
         _ = try await connection.query("BEGIN IMMEDIATE")
         do {
-            for statement in versionOne { _ = try await connection.query(statement) }
+            for statements in migrations[current...] {
+                for statement in statements { _ = try await connection.query(statement) }
+            }
             _ = try await connection.query("PRAGMA user_version = \(version)")
             _ = try await connection.query("COMMIT")
         } catch {
@@ -103,6 +108,16 @@ enum SQLiteSchema {
             throw error
         }
     }
+
+    /// Notification channels in storage, so that they outlive a server.
+    private static let versionTwo = [
+        """
+        CREATE TABLE notification_channels (token_hash TEXT PRIMARY KEY, container TEXT NOT NULL,
+            environment TEXT NOT NULL, scope TEXT NOT NULL, owner TEXT NOT NULL, user_name TEXT NOT NULL,
+            start INTEGER NOT NULL, last_used INTEGER NOT NULL)
+        """,
+        "CREATE INDEX notification_channels_by_use ON notification_channels (last_used)",
+    ]
 
     private static let versionOne = [
         "CREATE TABLE containers (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL)",

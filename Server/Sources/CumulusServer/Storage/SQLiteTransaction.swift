@@ -302,6 +302,51 @@ struct SQLiteTransaction: StorageTransaction {
         }
     }
 
+    // MARK: Notification channels
+
+    func createChannel(_ channel: StoredChannel) async throws {
+        try await query(
+            """
+            INSERT INTO notification_channels (token_hash, container, environment, scope, owner, user_name, start,
+                last_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(channel.tokenHash), .text(channel.key.container), .text(channel.key.environment.rawValue),
+                .text(channel.key.scope.rawValue), .text(channel.key.owner), .text(channel.user),
+                .integer(Int(channel.start)), .integer(Int(channel.lastUsed)),
+            ])
+    }
+
+    func channel(tokenHash: String) async throws -> StoredChannel? {
+        let rows = try await query(
+            """
+            SELECT token_hash, container, environment, scope, owner, user_name, start, last_used
+            FROM notification_channels WHERE token_hash = ?
+            """, [.text(tokenHash)])
+        guard let row = rows.first else { return nil }
+        guard let hash = row.column("token_hash")?.string, let container = row.column("container")?.string,
+            let environment = row.column("environment")?.string.flatMap(CloudEnvironment.init(rawValue:)),
+            let scope = row.column("scope")?.string.flatMap(DatabaseScope.init(rawValue:)),
+            let owner = row.column("owner")?.string, let user = row.column("user_name")?.string,
+            let start = row.column("start")?.integer, let lastUsed = row.column("last_used")?.integer
+        else {
+            throw CloudError(.internalError, reason: "a row of notification_channels cannot be read")
+        }
+        return StoredChannel(
+            tokenHash: hash, key: DatabaseKey(container: container, environment: environment, scope: scope, owner: owner),
+            user: user, start: Int64(start), lastUsed: Int64(lastUsed))
+    }
+
+    func touchChannel(tokenHash: String, lastUsed: Int64) async throws {
+        try await query(
+            "UPDATE notification_channels SET last_used = ? WHERE token_hash = ?",
+            [.integer(Int(lastUsed)), .text(tokenHash)])
+    }
+
+    func deleteChannels(unusedSince lastUsed: Int64) async throws {
+        try await query("DELETE FROM notification_channels WHERE last_used < ?", [.integer(Int(lastUsed))])
+    }
+
     // MARK: Schema
 
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {
