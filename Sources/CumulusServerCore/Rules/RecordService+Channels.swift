@@ -41,7 +41,7 @@ extension RecordService {
         do {
             guard !Task.isCancelled else { return NotificationBatch(notifications: [], cursor: cursor ?? "n0") }
             return try await poll(token: token, cursor: cursor, timeout: timeout)
-        } catch where Task.isCancelled {
+        } catch  where Task.isCancelled {
             return NotificationBatch(notifications: [], cursor: cursor ?? "n0")
         }
     }

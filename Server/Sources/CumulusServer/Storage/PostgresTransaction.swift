@@ -355,7 +355,8 @@ struct PostgresTransaction: StorageTransaction {
             }
             return StoredChannel(
                 tokenHash: tokenHash,
-                key: DatabaseKey(container: container, environment: environment, scope: scope, owner: owner), user: user,
+                key: DatabaseKey(container: container, environment: environment, scope: scope, owner: owner),
+                user: user,
                 start: start, lastUsed: lastUsed)
         }
         return nil

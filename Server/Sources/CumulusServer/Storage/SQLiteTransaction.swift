@@ -333,7 +333,8 @@ struct SQLiteTransaction: StorageTransaction {
             throw CloudError(.internalError, reason: "a row of notification_channels cannot be read")
         }
         return StoredChannel(
-            tokenHash: hash, key: DatabaseKey(container: container, environment: environment, scope: scope, owner: owner),
+            tokenHash: hash,
+            key: DatabaseKey(container: container, environment: environment, scope: scope, owner: owner),
             user: user, start: Int64(start), lastUsed: Int64(lastUsed))
     }
 
