@@ -593,7 +593,7 @@ struct WireRecordReader {
             resolvedType = type
         } else if let fieldTypes, let known = fieldTypes(recordType(for: &context), name) {
             resolvedType = known
-        } else if let inferred = try inferType() {
+        } else if let inferred = try inferType(depth: depth + 1) {
             resolvedType = inferred
         } else {
             scanner.position = end
@@ -612,61 +612,6 @@ struct WireRecordReader {
         if let type = scanner.withContents(of: span, WireKey.fieldType) { return type }
         let name = try scanner.string(span)
         throw scanner.error(.unknownFieldType, at: span.quote, "unknown field type '\(name)'")
-    }
-
-    /// The type of the value at the cursor where JSON alone makes it
-    /// unambiguous, or `nil` for `null`. Leaves the cursor where it was.
-    private mutating func inferType() throws(WireFormatError) -> FieldType? {
-        let start = scanner.position
-        defer { scanner.position = start }
-        let first = try scanner.peek("a value")
-        switch first {
-        case JSONText.quote:
-            return .string
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return try scanner.scanNumber().isInteger ? .int64 : .double
-        case UInt8(ascii: "n"):
-            try scanner.scanLiteral("null")
-            return nil
-        case UInt8(ascii: "["):
-            guard try scanner.enterArray("a list") else {
-                throw scanner.error(
-                    .unknownFieldType, at: start, "no 'type', and an empty list does not say which list type it is")
-            }
-            var element: FieldType?
-            repeat {
-                let byte = try scanner.peek("a list element")
-                let next: FieldType
-                switch byte {
-                case JSONText.quote:
-                    _ = try scanner.scanString()
-                    next = .string
-                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    next = try scanner.scanNumber().isInteger ? .int64 : .double
-                default:
-                    throw scanner.error(
-                        .unknownFieldType,
-                        "no 'type', and a list holding \(JSONScanner.describeValue(byte)) does not say its type")
-                }
-                switch (element, next) {
-                case (nil, _): element = next
-                case (.int64, .double), (.double, .int64): element = .double
-                case (let known?, _) where known == next: break
-                default:
-                    throw scanner.error(
-                        .unknownFieldType, at: start, "no 'type', and the list mixes strings and numbers")
-                }
-            } while try scanner.nextElement()
-            switch element {
-            case .string: return .stringList
-            case .int64: return .int64List
-            default: return .doubleList
-            }
-        default:
-            throw scanner.error(
-                .unknownFieldType, at: start,
-                "no 'type', and \(JSONScanner.describeValue(first)) does not say which field type it is")
-        }
     }
 
     /// Reads a value of `type`; `nil` for `null`.
