@@ -45,7 +45,8 @@ public enum WireFormat {
     /// without `type` takes the type its value unambiguously has (a string,
     /// an integer, a number with a fraction or exponent, a location,
     /// reference or asset dictionary by its keys, or a non-empty list of one
-    /// of those); otherwise it is an `.unknownFieldType` error.
+    /// of those); otherwise it is an `.unknownFieldType` error. A timestamp
+    /// with a fraction is rounded to the nearest millisecond.
     ///
     /// - Throws: ``WireFormatError``; an entry of a deleted record is an
     ///   `.invalidValue` error here (use ``decodeRecordEntry(from:)``).

@@ -625,7 +625,7 @@ struct WireRecordReader {
         case .double:
             return .double(try readDouble())
         case .timestamp:
-            return .timestamp(Milliseconds.date(try readInt64()))
+            return .timestamp(Milliseconds.date(try readMilliseconds()))
         case .bytes:
             return .bytes(try readBytes())
         case .reference:
@@ -642,7 +642,7 @@ struct WireRecordReader {
             return .doubleList(try readList { (r) throws(WireFormatError) in try r.readDouble() })
         case .timestampList:
             return .timestampList(
-                try readList { (r) throws(WireFormatError) in Milliseconds.date(try r.readInt64()) })
+                try readList { (r) throws(WireFormatError) in Milliseconds.date(try r.readMilliseconds()) })
         case .bytesList:
             return .bytesList(try readList { (r) throws(WireFormatError) in try r.readBytes() })
         case .referenceList:
@@ -700,6 +700,44 @@ struct WireRecordReader {
             return value
         default:
             throw scanner.unexpected("an integer")
+        }
+    }
+
+    /// Reads milliseconds since 1970: an integer as ``readInt64()`` reads it,
+    /// or a number with a fraction or exponent (a client's sub-millisecond
+    /// `Date`), or a string holding one. Fractions round to the nearest,
+    /// halves away from zero, as ``Milliseconds/exact(_:)`` rounds a date for
+    /// the writer: flooring would turn a date's …123.99999 into 123.
+    private mutating func readMilliseconds() throws(WireFormatError) -> Int64 {
+        switch try scanner.peek("a number of milliseconds") {
+        case JSONText.quote:
+            let span = try scanner.scanString()
+            let (isNumber, value) = scanner.withContents(of: span) { text -> (Bool, Int64?) in
+                if let integer = JSONScanner.int64(text) { return (true, integer) }
+                // Only a JSON number, with nothing around it, is rounded.
+                var inner = JSONScanner(UnsafeRawBufferPointer(text))
+                guard !text.isEmpty, (try? inner.scanNumber()) != nil, inner.isAtEnd else { return (false, nil) }
+                return (true, JSONScanner.roundedInt64(text))
+            }
+            guard isNumber else {
+                throw scanner.error(.invalidValue, at: span.quote, "expected a number of milliseconds in the string")
+            }
+            guard let value else {
+                throw scanner.error(.invalidValue, at: span.quote, "milliseconds out of the range of Int64")
+            }
+            return value
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            if let value = scanner.scanInt64() { return value }
+            let start = scanner.position
+            let number = try scanner.scanNumber()
+            let text = UnsafeBufferPointer(rebasing: scanner.bytes[number.start..<number.end])
+            guard let value = number.isInteger ? JSONScanner.int64(text) : JSONScanner.roundedInt64(text) else {
+                throw scanner.error(
+                    .invalidValue, at: start, "milliseconds \(scanner.text(number)) out of the range of Int64")
+            }
+            return value
+        default:
+            throw scanner.unexpected("a number of milliseconds")
         }
     }
 
@@ -929,7 +967,7 @@ struct WireRecordReader {
                     }
                 case .timestamp:
                     location.timestamp = try context("timestamp") { (r) throws(WireFormatError) in
-                        try r.readOptionalInt64()
+                        try r.scanner.skipNull() ? nil : r.readMilliseconds()
                     }
                 default:
                     try scanner.skipValue(depth: depth + 1)
