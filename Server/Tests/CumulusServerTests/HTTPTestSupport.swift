@@ -19,6 +19,9 @@ struct HTTPTestServer: Sendable {
     let webAuthToken: String
     let userRecordName: String
 
+    /// The port the server listens on.
+    var port: Int { baseURL.port ?? 0 }
+
     /// Runs `body` against a server that stops when it returns.
     static func with<T: Sendable>(
         store: TestStore = .sqlite,

@@ -1,5 +1,6 @@
 import Cumulus
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -59,8 +60,12 @@ public struct CumulusHTTPServer: Sendable {
         let router = Router()
         router.add(middleware: RequestLogMiddleware(logger: configuration.logger))
         CloudRoutes(service: service, configuration: configuration, faults: faults).add(to: router)
+        let configuration = self.configuration
         return Application(
             router: router,
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(responder: responder, configuration: configuration)
+            },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Cumulus"),
             onServerRunning: { channel in

@@ -2,6 +2,7 @@ import Cumulus
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 
 /// The outermost layer: turns every failure into an error dictionary and
 /// logs one line per request.
@@ -25,6 +26,13 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
             response = HTTPFailure(error).response()
         } catch let error as HTTPError {
             response = Self.failure(for: error).response()
+        } catch let error as HTTPParserError {
+            // The client's mistake, not the server's: no error-level line.
+            logger.info("malformed request body", metadata: ["error": "\(error)"])
+            let failure = CloudError(.badRequest, reason: "The request body is malformed HTTP: \(error).")
+            response = HTTPFailure(failure, status: 400, closesConnection: true).response()
+        } catch let timeout as HTTPRequestTimeout {
+            response = HTTPFailure(timeout.error, status: 408, closesConnection: true).response()
         } catch {
             let uuid = UUID().uuidString
             logger.error(

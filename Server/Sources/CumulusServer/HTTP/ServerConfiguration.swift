@@ -9,6 +9,15 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// The largest request body read, in bytes; a larger one is answered 413.
     public var maximumBodySize: Int
+    /// The longest from the first byte of a request to the end of its head
+    /// (request line and headers); then the connection is answered 408 and closed.
+    public var requestHeadTimeout: Duration
+    /// The longest from the end of a request's head to the end of its body;
+    /// then the request is answered 408 and the connection closed.
+    public var requestBodyTimeout: Duration
+    /// How long a connection may stay open with no request on it; a request
+    /// being answered (a notification long poll included) is never cut.
+    public var idleConnectionTimeout: Duration
     /// The longest a notification long poll waits; a client may ask less
     /// with `?timeout=` (seconds).
     public var notificationPollTimeout: Duration
@@ -20,12 +29,16 @@ public struct ServerConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 16 * 1024 * 1024,
-        notificationPollTimeout: Duration = .seconds(25), signatureDateTolerance: Duration = .seconds(300),
-        logger: Logger = Logger(label: "cumulus.server")
+        requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(60),
+        idleConnectionTimeout: Duration = .seconds(75), notificationPollTimeout: Duration = .seconds(25),
+        signatureDateTolerance: Duration = .seconds(300), logger: Logger = Logger(label: "cumulus.server")
     ) {
         self.host = host
         self.port = port
         self.maximumBodySize = maximumBodySize
+        self.requestHeadTimeout = requestHeadTimeout
+        self.requestBodyTimeout = requestBodyTimeout
+        self.idleConnectionTimeout = idleConnectionTimeout
         self.notificationPollTimeout = notificationPollTimeout
         self.signatureDateTolerance = signatureDateTolerance
         self.logger = logger
