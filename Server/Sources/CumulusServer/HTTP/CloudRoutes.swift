@@ -20,6 +20,10 @@ struct CloudRoutes: Sendable {
             service: service, signatureDateTolerance: configuration.signatureDateTolerance)
     }
 
+    /// The route parameters that are capabilities (a notification channel's
+    /// token), which the request log leaves out.
+    static let secretParameters: Set<String> = ["token"]
+
     /// `users/caller` is the newer name of `users/current`.
     static func operation(named name: String) -> CloudOperation? {
         name == "users/caller" ? .currentUser : CloudOperation(rawValue: name)
