@@ -51,6 +51,26 @@ struct HTTPMalformedRequestTests {
         #expect(lines.all.filter { $0.contains("/records/modify 400 ") }.count == Self.malformedBodies.count)
     }
 
+    @Test("a stranger's signed request with a malformed body is refused before its body, with no error logged")
+    func strangersMalformedBodies() async throws {
+        let lines = LogLines()
+        let configuration = ServerConfiguration(port: 0, logger: lines.logger())
+        try await HTTPTestServer.with(configuration: configuration) { server in
+            for (label, encoding, body) in Self.malformedBodies {
+                let connection = try await RawHTTPConnection.connect(port: server.port)
+                try await connection.send(Self.head(server, signed: true, encoding: encoding) + body)
+                let answer = try await connection.response(within: .seconds(5))
+                #expect(
+                    answer?.isError(.authenticationFailed, status: 401) == true,
+                    "\(label): \(String(describing: answer))")
+                #expect(try await connection.waitForClose(within: .seconds(5)), "\(label): the connection stays open")
+                #expect(connection.unread.isEmpty, "\(label): more after the answer: \(connection.unread)")
+                await connection.close()
+            }
+        }
+        #expect(!lines.all.contains { $0.hasPrefix("error") || $0.hasPrefix("critical") }, "\(lines.all)")
+    }
+
     @Test("a malformed head is answered 400 with a BAD_REQUEST dictionary and the connection closed")
     func malformedHead() async throws {
         let lines = LogLines()

@@ -15,7 +15,7 @@ struct RequestAuthenticator: Sendable {
     static let signatureHeader = HTTPField.Name("X-Apple-CloudKit-Request-SignatureV1")!
 
     /// Whether the request is signed with a key rather than carrying tokens;
-    /// a signed request's body is read before it is authenticated.
+    /// a signed request's body is read before its signature is checked.
     static func isSigned(_ request: Request) -> Bool {
         request.headers[keyIDHeader] != nil
     }
@@ -42,12 +42,13 @@ struct RequestAuthenticator: Sendable {
         return Caller(container: container, environment: environment, scope: scope, user: user)
     }
 
-    /// The caller of a request signed with a server-to-server key: the
-    /// message is `{date}:{base64 SHA-256 of the body}:{path}`.
-    func caller(
-        signatureOf request: Request, body: [UInt8], container: String, environment: CloudEnvironment,
-        scope: DatabaseScope, now: Date = Date()
-    ) async throws -> Caller {
+    /// The first half of a signed request's authentication, before its body
+    /// is read: the headers, the date, the database and the key, so that a
+    /// request that cannot succeed is answered without reading its body.
+    func signature(
+        of request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope,
+        now: Date = Date()
+    ) async throws -> PendingSignature {
         guard let keyID = request.headers[Self.keyIDHeader], let dateText = request.headers[Self.dateHeader],
             let signatureText = request.headers[Self.signatureHeader]
         else {
@@ -60,24 +61,42 @@ struct RequestAuthenticator: Sendable {
         guard abs(date.timeIntervalSince(now)) <= tolerance else {
             throw HTTPFailure(.authenticationFailed, "The request date is too far from the server's clock.")
         }
+        guard scope == .public else {
+            throw HTTPFailure(.accessDenied, "Server-to-server keys work on the public database only.")
+        }
         guard let pem = try await service.serverKey(container: container, keyID: keyID),
             let key = try? P256.Signing.PublicKey(pemRepresentation: pem)
         else {
             throw HTTPFailure(.authenticationFailed, "No such key for this container.")
         }
-        let bodyHash = Data(SHA256.hash(data: body)).base64EncodedString()
-        let message = Data("\(dateText):\(bodyHash):\(request.uri.path)".utf8)
-        guard let signatureBytes = Data(base64Encoded: signatureText),
-            let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes),
-            key.isValidSignature(signature, for: message)
-        else {
-            throw HTTPFailure(.authenticationFailed, "The request signature is not valid.")
-        }
-        guard scope == .public else {
-            throw HTTPFailure(.accessDenied, "Server-to-server keys work on the public database only.")
-        }
-        return Caller(container: container, environment: environment, scope: scope, user: nil)
+        return PendingSignature(
+            key: key, dateText: dateText, signatureText: signatureText,
+            caller: Caller(container: container, environment: environment, scope: scope, user: nil))
     }
+
+    /// A signed request whose key is known, waiting for its body.
+    struct PendingSignature {
+        let key: P256.Signing.PublicKey
+        let dateText: String
+        let signatureText: String
+        let caller: Caller
+
+        /// The caller, once the signature of `{date}:{base64 SHA-256 of the
+        /// body}:{path}` is found good.
+        func verify(body: [UInt8], path: String) throws -> Caller {
+            let bodyHash = Data(SHA256.hash(data: body)).base64EncodedString()
+            let message = Data("\(dateText):\(bodyHash):\(path)".utf8)
+            guard let signatureBytes = Data(base64Encoded: signatureText),
+                let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes),
+                key.isValidSignature(signature, for: message)
+            else {
+                throw HTTPFailure(.authenticationFailed, "The request signature is not valid.")
+            }
+            return caller
+        }
+    }
+
+    // MARK: Formats
 
     /// API tokens are 64 hexadecimal characters; anything else is refused
     /// before the store is asked.

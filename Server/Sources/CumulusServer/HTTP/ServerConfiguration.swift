@@ -9,6 +9,13 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// The largest request body read, in bytes; a larger one is answered 413.
     public var maximumBodySize: Int
+    /// The most body bytes held, all requests together, for requests signed
+    /// with a server-to-server key whose signature is not checked yet (it
+    /// covers the body). A request that would go over it is answered 503
+    /// `TRY_AGAIN_LATER` with `retryAfter`; one larger than the whole limit, 413.
+    public var maximumUnauthenticatedBodyBytes: Int
+    /// The most signed request bodies read at once before their signature is checked.
+    public var maximumUnauthenticatedBodies: Int
     /// The longest from the first byte of a request to the end of its head
     /// (request line and headers); then the connection is answered 408 and closed.
     public var requestHeadTimeout: Duration
@@ -29,6 +36,7 @@ public struct ServerConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 16 * 1024 * 1024,
+        maximumUnauthenticatedBodyBytes: Int = 32 * 1024 * 1024, maximumUnauthenticatedBodies: Int = 64,
         requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(60),
         idleConnectionTimeout: Duration = .seconds(75), notificationPollTimeout: Duration = .seconds(25),
         signatureDateTolerance: Duration = .seconds(300), logger: Logger = Logger(label: "cumulus.server")
@@ -36,6 +44,8 @@ public struct ServerConfiguration: Sendable {
         self.host = host
         self.port = port
         self.maximumBodySize = maximumBodySize
+        self.maximumUnauthenticatedBodyBytes = maximumUnauthenticatedBodyBytes
+        self.maximumUnauthenticatedBodies = maximumUnauthenticatedBodies
         self.requestHeadTimeout = requestHeadTimeout
         self.requestBodyTimeout = requestBodyTimeout
         self.idleConnectionTimeout = idleConnectionTimeout
