@@ -87,6 +87,9 @@ struct CloudRoutes: Sendable {
         let cloudRequest = try CloudRequest.decode(operation, body: bytes, fieldTypes: fieldTypes)
         let answer: CloudResponse
         if case .createToken = cloudRequest {
+            guard !caller.isAnonymous else {
+                throw HTTPFailure(.authenticationRequired, "A notification channel needs a signed-in user or a key.")
+            }
             answer = try await token(for: caller, request: request)
         } else {
             answer = try await service.perform(cloudRequest, as: caller)

@@ -20,7 +20,8 @@ struct RequestAuthenticator: Sendable {
         request.headers[keyIDHeader] != nil
     }
 
-    /// The caller of a request that carries `ckAPIToken` and `ckWebAuthToken`.
+    /// The caller of a request that carries `ckAPIToken` and `ckWebAuthToken`;
+    /// with the API token alone, an anonymous reader of the public database.
     func caller(
         tokensOf request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope
     ) async throws -> Caller {
@@ -34,7 +35,11 @@ struct RequestAuthenticator: Sendable {
             throw HTTPFailure(.authenticationFailed, "The API token is not valid for this container.")
         }
         guard let webAuthToken = query["ckWebAuthToken"].map(String.init), !webAuthToken.isEmpty else {
-            throw HTTPFailure(.authenticationRequired, "The request needs a signed-in user (ckWebAuthToken).")
+            // What an anonymous caller may do there (read) is the service's rule.
+            guard scope == .public else {
+                throw HTTPFailure(.authenticationRequired, "The request needs a signed-in user (ckWebAuthToken).")
+            }
+            return Caller(container: container, environment: environment, scope: scope, user: nil, anonymous: true)
         }
         guard let user = try await service.user(container: container, webAuthToken: webAuthToken) else {
             throw HTTPFailure(.authenticationFailed, "The web auth token is not valid for this container.")
