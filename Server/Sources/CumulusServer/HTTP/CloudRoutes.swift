@@ -13,12 +13,16 @@ struct CloudRoutes: Sendable {
     let authenticator: RequestAuthenticator
     let unauthenticatedBodies: UnauthenticatedBodyBudget
 
-    init(service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults?) {
+    init(
+        service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults?,
+        authenticationCache: AuthenticationCache
+    ) {
         self.service = service
         self.configuration = configuration
         self.faults = faults
         self.authenticator = RequestAuthenticator(
-            service: service, signatureDateTolerance: configuration.signatureDateTolerance)
+            service: service, signatureDateTolerance: configuration.signatureDateTolerance,
+            cache: authenticationCache)
         self.unauthenticatedBodies = UnauthenticatedBodyBudget(
             maximumBytes: configuration.maximumUnauthenticatedBodyBytes,
             maximumBodies: configuration.maximumUnauthenticatedBodies)

@@ -5,10 +5,12 @@ import HTTPTypes
 import Hummingbird
 
 /// Who a database request comes from: its API and web auth tokens, or a
-/// server-to-server key's signature.
+/// server-to-server key's signature. What the store confirms is kept in
+/// the ``AuthenticationCache``.
 struct RequestAuthenticator: Sendable {
     let service: any CloudServing
     let signatureDateTolerance: Duration
+    let cache: AuthenticationCache
 
     static let keyIDHeader = HTTPField.Name("X-Apple-CloudKit-Request-KeyID")!
     static let dateHeader = HTTPField.Name("X-Apple-CloudKit-Request-ISO8601Date")!
@@ -29,9 +31,7 @@ struct RequestAuthenticator: Sendable {
         guard let apiToken = query["ckAPIToken"].map(String.init) else {
             throw HTTPFailure(.authenticationFailed, "The request has no ckAPIToken.")
         }
-        guard Self.isAPITokenShaped(apiToken),
-            try await service.authenticateContainer(named: container, apiToken: apiToken)
-        else {
+        guard Self.isAPITokenShaped(apiToken), try await isValid(apiToken: apiToken, container: container) else {
             throw HTTPFailure(.authenticationFailed, "The API token is not valid for this container.")
         }
         guard let webAuthToken = query["ckWebAuthToken"].map(String.init), !webAuthToken.isEmpty else {
@@ -41,7 +41,7 @@ struct RequestAuthenticator: Sendable {
             }
             return Caller(container: container, environment: environment, scope: scope, user: nil, anonymous: true)
         }
-        guard let user = try await service.user(container: container, webAuthToken: webAuthToken) else {
+        guard let user = try await user(webAuthToken: webAuthToken, container: container) else {
             throw HTTPFailure(.authenticationFailed, "The web auth token is not valid for this container.")
         }
         return Caller(container: container, environment: environment, scope: scope, user: user)
@@ -69,9 +69,7 @@ struct RequestAuthenticator: Sendable {
         guard scope == .public else {
             throw HTTPFailure(.accessDenied, "Server-to-server keys work on the public database only.")
         }
-        guard let pem = try await service.serverKey(container: container, keyID: keyID),
-            let key = try? P256.Signing.PublicKey(pemRepresentation: pem)
-        else {
+        guard let key = try await serverKey(id: keyID, container: container) else {
             throw HTTPFailure(.authenticationFailed, "No such key for this container.")
         }
         return PendingSignature(
@@ -99,6 +97,31 @@ struct RequestAuthenticator: Sendable {
             }
             return caller
         }
+    }
+
+    // MARK: Cached lookups
+
+    private func isValid(apiToken: String, container: String) async throws -> Bool {
+        if cache.isValidAPIToken(apiToken, container: container) { return true }
+        guard try await service.authenticateContainer(named: container, apiToken: apiToken) else { return false }
+        cache.rememberValidAPIToken(apiToken, container: container)
+        return true
+    }
+
+    private func user(webAuthToken: String, container: String) async throws -> String? {
+        if let user = cache.user(webAuthToken: webAuthToken, container: container) { return user }
+        guard let user = try await service.user(container: container, webAuthToken: webAuthToken) else { return nil }
+        cache.rememberUser(user, webAuthToken: webAuthToken, container: container)
+        return user
+    }
+
+    private func serverKey(id: String, container: String) async throws -> P256.Signing.PublicKey? {
+        if let key = cache.serverKey(id: id, container: container) { return key }
+        guard let pem = try await service.serverKey(container: container, keyID: id),
+            let key = try? P256.Signing.PublicKey(pemRepresentation: pem)
+        else { return nil }
+        cache.rememberServerKey(key, id: id, container: container)
+        return key
     }
 
     // MARK: Formats

@@ -25,6 +25,13 @@ public struct ServerConfiguration: Sendable {
     /// How long a connection may stay open with no request on it; a request
     /// being answered (a notification long poll included) is never cut.
     public var idleConnectionTimeout: Duration
+    /// The most callers kept by the authentication cache (API tokens, web
+    /// auth tokens and server keys found valid); `0` turns the cache off.
+    public var authenticationCacheSize: Int
+    /// How long the cache trusts what it found before asking the store again,
+    /// which bounds how long a revoked token goes on working on a server
+    /// that was not told (see ``CumulusHTTPServer/invalidateAuthenticationCache(container:)``).
+    public var authenticationCacheLifetime: Duration
     /// The longest a notification long poll waits; a client may ask less
     /// with `?timeout=` (seconds).
     public var notificationPollTimeout: Duration
@@ -38,7 +45,8 @@ public struct ServerConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 16 * 1024 * 1024,
         maximumUnauthenticatedBodyBytes: Int = 32 * 1024 * 1024, maximumUnauthenticatedBodies: Int = 64,
         requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(60),
-        idleConnectionTimeout: Duration = .seconds(75), notificationPollTimeout: Duration = .seconds(25),
+        idleConnectionTimeout: Duration = .seconds(75), authenticationCacheSize: Int = 10_000,
+        authenticationCacheLifetime: Duration = .seconds(60), notificationPollTimeout: Duration = .seconds(25),
         signatureDateTolerance: Duration = .seconds(300), logger: Logger = Logger(label: "cumulus.server")
     ) {
         self.host = host
@@ -49,6 +57,8 @@ public struct ServerConfiguration: Sendable {
         self.requestHeadTimeout = requestHeadTimeout
         self.requestBodyTimeout = requestBodyTimeout
         self.idleConnectionTimeout = idleConnectionTimeout
+        self.authenticationCacheSize = authenticationCacheSize
+        self.authenticationCacheLifetime = authenticationCacheLifetime
         self.notificationPollTimeout = notificationPollTimeout
         self.signatureDateTolerance = signatureDateTolerance
         self.logger = logger
