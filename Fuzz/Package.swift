@@ -16,6 +16,7 @@ let package = Package(
             dependencies: [
                 .product(name: "CloudCodable", package: "Cumulus"),
                 .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CumulusServerCore", package: "Cumulus"),
                 .product(name: "CumulusTesting", package: "Cumulus"),
             ]
         ),

@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(name: "Cumulus", path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -25,6 +26,10 @@ let package = Package(
                 .product(name: "Cumulus", package: "Cumulus"),
                 .product(name: "CumulusServerCore", package: "Cumulus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                // The connection guard sits between NIO's HTTP/1 codec and Hummingbird.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -52,6 +57,9 @@ let package = Package(
                 .product(name: "CumulusTesting", package: "Cumulus"),
                 .product(name: "CumulusConformance", package: "Cumulus"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Raw TCP clients for malformed and slow requests.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
     ],
     swiftLanguageModes: [.v6]

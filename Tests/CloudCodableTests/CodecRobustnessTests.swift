@@ -156,12 +156,70 @@ struct CodecRobustnessTests {
         }
     }
 
+    @Test func damagedUntypedValuesNeverCrash() throws {
+        // Dictionaries and lists that say their type by their keys, and
+        // fractional timestamps, damaged: every outcome is a record or a
+        // WireFormatError naming what was read, never a trap.
+        let original = wireUTF8(
+            #"{"recordName":"r","recordType":"T","fields":{"#
+                + #""p":{"value":{"latitude":1.5,"longitude":-2,"altitude":3,"timestamp":1700000000123.75}},"#
+                + #""r":{"value":{"recordName":"b","zoneID":{"zoneName":"Z"},"action":"VALIDATE"}},"#
+                + #""a":{"value":{"fileChecksum":"c","size":10,"receipt":"x","downloadURL":"u"}},"#
+                + #""ps":{"value":[{"latitude":1,"longitude":2},{"longitude":3,"latitude":4}]},"#
+                + #""rs":{"value":[{"recordName":"a"},{"recordName":"b","action":"NONE"}]},"#
+                + #""as":{"value":[{"receipt":"r"},{"fileChecksum":"c"}]},"#
+                + #""t":{"type":"TIMESTAMP","value":1.70000000012375e12},"#
+                + #""k":{"value":-1700000000123.5}}}"#)
+        let schema: (String, String) -> FieldType? = { _, field in field == "k" ? .timestamp : nil }
+        func read(_ bytes: [UInt8]) throws -> Record? {
+            try WireBodyReader.read(bytes, fieldTypes: schema) { reader -> Record? in
+                guard case .record(let record, _) = try reader.readRecord() else { return nil }
+                try reader.expectEnd()
+                return record
+            }
+        }
+        let whole = try #require(try read(original))
+        #expect(whole.fields.count == 8)
+        #expect(whole["k"] == .timestamp(Milliseconds.date(-1_700_000_000_124)))
+        var random = WireRandom(seed: 17)
+        var decoded = 0
+        for round in 0..<4_000 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let index = Int.random(in: 0..<bytes.count, using: &random)
+                bytes[index] =
+                    round.isMultiple(of: 2)
+                    ? Array(#"0123456789-+.eE"{}[]:,\ nul"#.utf8).randomElement(using: &random)!
+                    : UInt8.random(in: 0...255, using: &random)
+            }
+            let record: Record?
+            do {
+                record = try read(bytes)
+            } catch let error as WireFormatError {
+                #expect(error.offset != nil)
+                continue
+            }
+            guard let record else { continue }
+            decoded += 1
+            // What was read is written again, or refused with an error naming the field.
+            do {
+                _ = try WireFormat.encode(record)
+            } catch let error as WireFormatError {
+                #expect(error.code == .invalidValue)
+            }
+        }
+        #expect(decoded > 0)
+    }
+
     @Test(arguments: [
         #"{"t":{"type":"TIMESTAMP","value":9223372036854775807}}"#,
         #"{"a":{"type":"STRING","value":"\u0041"},"t":{"type":"TIMESTAMP","value":-9223372036854775808}}"#,
         #"{"t":{"type":"TIMESTAMP_LIST","value":[9223372036854775807]}}"#,
         #"{"t":{"type":"TIMESTAMP_LIST","value":[1, -9223372036854775808]}}"#,
         #"{"t":{"value":9223372036854775807,"type":"TIMESTAMP"}}"#,
+        #"{"t":{"type":"TIMESTAMP","value":9223372036854775807.25}}"#,
+        #"{"t":{"type":"TIMESTAMP_LIST","value":[-9223372036854775807.75, 1.5e3, "-0.5"]}}"#,
+        #"{"t":{"value":9.2233720368547758e18,"type":"TIMESTAMP"}}"#,
     ])
     func timestampsAtTheEdgesOfInt64ReadAndNeverCrashTheWriter(fields: String) throws {
         let text = #"{"recordName":"r","recordType":"T","fields":"# + fields + "}"

@@ -1,4 +1,5 @@
 import Cumulus
+import CumulusServerCore
 
 /// The entry point of `FuzzProtocol`. The first byte, modulo 65, chooses an
 /// operation (the byte modulo 13, in `CloudOperation.allCases` order) and

@@ -1,4 +1,5 @@
 import Cumulus
+import CumulusServerCore
 import Foundation
 
 /// The seeds of `FuzzProtocol`: requests, answers, error dictionaries and

@@ -13,14 +13,39 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on (0: any free port).")
     var port: Int = 8080
 
+    @Option(help: "Seconds from a request's first byte to the end of its headers before it is answered 408.")
+    var headerTimeout: Double = Self.seconds(ServerConfiguration().requestHeadTimeout)
+
+    @Option(help: "Seconds from the end of a request's headers to the end of its body before it is answered 408.")
+    var bodyTimeout: Double = Self.seconds(ServerConfiguration().requestBodyTimeout)
+
+    @Option(help: "Seconds a connection may stay open with no request before it is closed.")
+    var idleTimeout: Double = Self.seconds(ServerConfiguration().idleConnectionTimeout)
+
     @OptionGroup var data: DataOptions
+
+    func validate() throws {
+        for (name, value) in [("header", headerTimeout), ("body", bodyTimeout), ("idle", idleTimeout)] {
+            guard value > 0, value <= 86_400 else {
+                throw ValidationError("--\(name)-timeout must be more than 0 and at most 86400 seconds.")
+            }
+        }
+    }
+
+    /// The server's configuration from the options.
+    func serverConfiguration(logger: Logger) -> ServerConfiguration {
+        var configuration = ServerConfiguration(host: host, port: port, logger: logger)
+        configuration.requestHeadTimeout = .milliseconds(Int64(headerTimeout * 1000))
+        configuration.requestBodyTimeout = .milliseconds(Int64(bodyTimeout * 1000))
+        configuration.idleConnectionTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        return configuration
+    }
 
     func run() async throws {
         let logger = Logger(label: "cumulus")
         let location = try data.location()
         let service = try await data.openService()
-        let server = CumulusHTTPServer(
-            service: service, configuration: ServerConfiguration(host: host, port: port, logger: logger))
+        let server = CumulusHTTPServer(service: service, configuration: serverConfiguration(logger: logger))
         let host = self.host
         do {
             try await server.runUntilTerminated { port in
@@ -32,5 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try await service.close()
         logger.info("Cumulus stopped")
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

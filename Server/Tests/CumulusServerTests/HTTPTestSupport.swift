@@ -18,6 +18,11 @@ struct HTTPTestServer: Sendable {
     let apiToken: String
     let webAuthToken: String
     let userRecordName: String
+    /// The server, for what a test asks of it directly (its authentication cache).
+    var httpServer: CumulusHTTPServer? = nil
+
+    /// The port the server listens on.
+    var port: Int { baseURL.port ?? 0 }
 
     /// Runs `body` against a server that stops when it returns.
     static func with<T: Sendable>(
@@ -55,7 +60,8 @@ struct HTTPTestServer: Sendable {
             guard let port = await iterator.next() else { throw CloudError(.internalError, reason: "no port") }
             let running = HTTPTestServer(
                 baseURL: URL(string: "http://127.0.0.1:\(port)")!, service: service, container: container,
-                apiToken: apiToken, webAuthToken: user.webAuthToken, userRecordName: user.userRecordName)
+                apiToken: apiToken, webAuthToken: user.webAuthToken, userRecordName: user.userRecordName,
+                httpServer: server)
             do {
                 let result = try await body(running)
                 group.cancelAll()

@@ -8,7 +8,7 @@ import Testing
 /// every row, migrated; one of a newer version is refused.
 @Suite("SQLite schema")
 struct SQLiteSchemaTests {
-    /// Version one as it shipped, with the `user` columns that version two
+    /// Version one as it shipped, with the `user` columns that version three
     /// renames; kept here verbatim so that the test does not follow the code.
     static let versionOne = [
         "CREATE TABLE containers (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL)",
@@ -117,7 +117,11 @@ struct SQLiteSchemaTests {
             let check = try await SQLiteConnection.open(storage: .file(path: path))
             defer { Task { try? await check.close() } }
             let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 2)
+            #expect(version == 3)
+            let tables = try await check.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
+                $0.column("name")?.string
+            }
+            #expect(tables.contains("notification_channels"), "\(tables)")
             for table in ["quotas", "subscriptions"] {
                 let columns = try await check.query("PRAGMA table_info(\(table))").compactMap {
                     $0.column("name")?.string
@@ -129,7 +133,7 @@ struct SQLiteSchemaTests {
         }
     }
 
-    @Test("a fresh file is created at version two with user_name columns; a file of a later version is refused")
+    @Test("a fresh file is created at version three with user_name columns; a file of a later version is refused")
     func freshFile() async throws {
         try await Self.withFile { path in
             let storage = try await SQLiteStorage(path: path)
@@ -139,19 +143,19 @@ struct SQLiteSchemaTests {
             try await storage.close()
             let connection = try await SQLiteConnection.open(storage: .file(path: path))
             let version = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 2)
+            #expect(version == 3)
             let columns = try await connection.query("PRAGMA table_info(quotas)").compactMap {
                 $0.column("name")?.string
             }
             #expect(columns.contains("user_name"), "\(columns)")
-            _ = try await connection.query("PRAGMA user_version = 3")
+            _ = try await connection.query("PRAGMA user_version = 4")
             try await connection.close()
             do {
                 let storage = try await SQLiteStorage(path: path)
                 try await storage.close()
                 Issue.record("a file of a later version was opened")
             } catch let error as CloudError {
-                #expect(error.code == .internalError && error.reason.contains("3"))
+                #expect(error.code == .internalError && error.reason.contains("4"))
             }
         }
     }

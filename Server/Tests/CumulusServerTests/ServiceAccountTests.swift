@@ -10,6 +10,41 @@ struct ServiceAccountTests {
         text.count == count && text.allSatisfy { "0123456789abcdef".contains($0) }
     }
 
+    @Test("containers whose names differ only in normalization or case are separate", arguments: TestStore.single)
+    func containerNamesAreExact(_ store: TestStore) async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cumulus-containers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stores = try await store.makeServices(directory: directory)
+        do {
+            let service = stores.services[0]
+            let names = ["iCloud.caf\u{E9}", "iCloud.cafe\u{301}", "iCloud.Caf\u{E9}"]
+            var tokens: [String] = []
+            for name in names { tokens.append(try await service.addContainer(named: name)) }
+            var users: [String] = []
+            for name in names { users.append(try await service.addUser(named: "alice", container: name).webAuthToken) }
+            for (index, name) in names.enumerated() {
+                for (other, token) in tokens.enumerated() {
+                    #expect(try await service.authenticateContainer(named: name, apiToken: token) == (index == other))
+                }
+                for (other, token) in users.enumerated() {
+                    #expect(try await (service.user(container: name, webAuthToken: token) != nil) == (index == other))
+                }
+            }
+            // A record in one is not in the others.
+            let alice = Caller(container: names[0], environment: .development, scope: .private, user: "_alice")
+            _ = try await service.modify(
+                [RecordOperation(.create, note("n", zone: .defaultZone))], zone: .defaultZone, as: alice)
+            let twin = Caller(container: names[1], environment: .development, scope: .private, user: "_alice")
+            #expect(try await service.lookup(["n"], zone: .defaultZone, as: twin)[0].record == nil)
+        } catch {
+            await stores.close()
+            throw error
+        }
+        await stores.close()
+    }
+
     @Test func accountsStoreOnlyHashes() async throws {
         var fixture = try await ServiceFixture.make()
         let token = try await fixture.service.addContainer(named: "iCloud.test")

@@ -1,6 +1,7 @@
 import Cumulus
 import CumulusServer
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("CloudService notifications")
@@ -38,30 +39,40 @@ struct ServiceNotificationTests {
         try await fixture.tearDown()
     }
 
-    @Test("channels nobody polls are forgotten; a channel with a poll waiting is kept and still hears writes")
+    @Test("channels nobody polls are forgotten; a channel that is polled is kept and still hears writes")
     func idleChannelsAreForgotten() async throws {
-        let fixture = try await ServiceFixture.make(notificationIdleLimit: .milliseconds(50))
-        let service = fixture.service
-        let alice = caller("alice")
-        try await service.createZone(as: alice)
-        let idle = try await service.createNotificationToken(for: alice)
-        let waiting = try await service.createNotificationToken(for: alice)
-        let cursor = try await service.pollNotifications(token: waiting, cursor: nil, timeout: .zero).cursor
-        let poll = Task { try await service.pollNotifications(token: waiting, cursor: cursor, timeout: .seconds(600)) }
-        try await Task.sleep(for: .milliseconds(200))
-
-        // Opening another channel forgets the idle one, not the one a poll waits on.
-        let fresh = try await service.createNotificationToken(for: alice)
+        let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        var fixture = try await ServiceFixture.make()
+        try await fixture.service.close()
+        fixture.service = CloudService(
+            storage: try await SQLiteStorage(path: fixture.path), notificationIdleLimit: .seconds(600),
+            now: { clock.withLock { $0 } })
         do {
-            _ = try await service.pollNotifications(token: idle, cursor: nil, timeout: .zero)
-            Issue.record("an idle channel was kept")
-        } catch let error as CloudError {
-            #expect(error.code == .notFound)
+            let service = fixture.service
+            let alice = caller("alice")
+            try await service.createZone(as: alice)
+            let idle = try await service.createNotificationToken(for: alice)
+            let polled = try await service.createNotificationToken(for: alice)
+            var cursor = try await service.pollNotifications(token: polled, cursor: nil, timeout: .zero).cursor
+            for _ in 0..<6 {
+                clock.withLock { $0 += 200 }
+                cursor = try await service.pollNotifications(token: polled, cursor: cursor, timeout: .zero).cursor
+            }
+
+            // Opening another channel forgets the idle one, not the polled one.
+            let fresh = try await service.createNotificationToken(for: alice)
+            await #expect(throws: CloudError.self) {
+                _ = try await service.pollNotifications(token: idle, cursor: nil, timeout: .zero)
+            }
+            _ = try await service.modify([RecordOperation(.create, note("a"))], as: alice)
+            let heard = try await service.pollNotifications(token: polled, cursor: cursor, timeout: .seconds(5))
+            #expect(heard.notifications == [.databaseChanged])
+            let freshHeard = try await service.pollNotifications(token: fresh, cursor: nil, timeout: .zero)
+            #expect(freshHeard.notifications == [.databaseChanged])
+        } catch {
+            try await fixture.tearDown()
+            throw error
         }
-        _ = try await service.modify([RecordOperation(.create, note("a"))], as: alice)
-        #expect(try await poll.value.notifications == [.databaseChanged])
-        let heard = try await service.pollNotifications(token: fresh, cursor: nil, timeout: .zero)
-        #expect(heard.notifications == [.databaseChanged])
         try await fixture.tearDown()
     }
 

@@ -24,27 +24,52 @@ enum TestStore: String, Sendable, CaseIterable, CustomTestStringConvertible {
     }
 
     /// Opens the services of a fresh store (SQLite's file in `directory`).
-    func makeServices(directory: URL) async throws -> TestServices {
+    func makeServices(
+        directory: URL, notificationIdleLimit: Duration = .seconds(600),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> TestServices {
         switch self {
         case .sqlite:
-            return TestServices(services: [try await makeTestService(directory: directory)], database: nil)
+            return try await openServices(directory: directory, database: nil, idle: notificationIdleLimit, now: now)
         case .postgres, .twoPostgresServers:
             let database = try await PostgresTestDatabase.create()
-            var services: [CloudService] = []
             do {
-                // One after the other: the first creates the schema.
-                for _ in 0..<(self == .postgres ? 1 : 2) {
-                    let storage = try await PostgresStorage(url: database, maximumConnections: 4)
-                    let broadcaster = try await PostgresChangeBroadcaster(url: database)
-                    services.append(CloudService(storage: storage, broadcaster: broadcaster))
-                }
+                return try await openServices(
+                    directory: directory, database: database, idle: notificationIdleLimit, now: now)
             } catch {
-                for service in services { try? await service.close() }
                 try? await PostgresTestDatabase.drop(database)
                 throw error
             }
-            return TestServices(services: services, database: database)
         }
+    }
+
+    /// Opens the same store again, after its services were closed.
+    func reopenServices(_ old: TestServices, directory: URL) async throws -> TestServices {
+        try await openServices(directory: directory, database: old.database, idle: .seconds(600), now: { Date() })
+    }
+
+    private func openServices(
+        directory: URL, database: PostgresURL?, idle: Duration, now: @escaping @Sendable () -> Date
+    ) async throws -> TestServices {
+        guard let database else {
+            let storage = try await SQLiteStorage(path: directory.appendingPathComponent("cumulus.sqlite").path)
+            return TestServices(
+                services: [CloudService(storage: storage, notificationIdleLimit: idle, now: now)], database: nil)
+        }
+        var services: [CloudService] = []
+        do {
+            // One after the other: the first creates the schema.
+            for _ in 0..<(self == .twoPostgresServers ? 2 : 1) {
+                let storage = try await PostgresStorage(url: database, maximumConnections: 4)
+                let broadcaster = try await PostgresChangeBroadcaster(url: database)
+                services.append(
+                    CloudService(storage: storage, notificationIdleLimit: idle, broadcaster: broadcaster, now: now))
+            }
+        } catch {
+            for service in services { try? await service.close() }
+            throw error
+        }
+        return TestServices(services: services, database: database)
     }
 }
 

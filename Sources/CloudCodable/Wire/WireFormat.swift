@@ -43,8 +43,10 @@ public enum WireFormat {
     /// `recordChangeTag` is present, with `created` and `modified` and the
     /// record's zone. A field whose value is `null` is left out. A field
     /// without `type` takes the type its value unambiguously has (a string,
-    /// an integer, a number with a fraction or exponent, or a non-empty list
-    /// of those); otherwise it is an `.unknownFieldType` error.
+    /// an integer, a number with a fraction or exponent, a location,
+    /// reference or asset dictionary by its keys, or a non-empty list of one
+    /// of those); otherwise it is an `.unknownFieldType` error. A timestamp
+    /// with a fraction is rounded to the nearest millisecond.
     ///
     /// - Throws: ``WireFormatError``; an entry of a deleted record is an
     ///   `.invalidValue` error here (use ``decodeRecordEntry(from:)``).

@@ -593,7 +593,7 @@ struct WireRecordReader {
             resolvedType = type
         } else if let fieldTypes, let known = fieldTypes(recordType(for: &context), name) {
             resolvedType = known
-        } else if let inferred = try inferType() {
+        } else if let inferred = try inferType(depth: depth + 1) {
             resolvedType = inferred
         } else {
             scanner.position = end
@@ -614,61 +614,6 @@ struct WireRecordReader {
         throw scanner.error(.unknownFieldType, at: span.quote, "unknown field type '\(name)'")
     }
 
-    /// The type of the value at the cursor where JSON alone makes it
-    /// unambiguous, or `nil` for `null`. Leaves the cursor where it was.
-    private mutating func inferType() throws(WireFormatError) -> FieldType? {
-        let start = scanner.position
-        defer { scanner.position = start }
-        let first = try scanner.peek("a value")
-        switch first {
-        case JSONText.quote:
-            return .string
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return try scanner.scanNumber().isInteger ? .int64 : .double
-        case UInt8(ascii: "n"):
-            try scanner.scanLiteral("null")
-            return nil
-        case UInt8(ascii: "["):
-            guard try scanner.enterArray("a list") else {
-                throw scanner.error(
-                    .unknownFieldType, at: start, "no 'type', and an empty list does not say which list type it is")
-            }
-            var element: FieldType?
-            repeat {
-                let byte = try scanner.peek("a list element")
-                let next: FieldType
-                switch byte {
-                case JSONText.quote:
-                    _ = try scanner.scanString()
-                    next = .string
-                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    next = try scanner.scanNumber().isInteger ? .int64 : .double
-                default:
-                    throw scanner.error(
-                        .unknownFieldType,
-                        "no 'type', and a list holding \(JSONScanner.describeValue(byte)) does not say its type")
-                }
-                switch (element, next) {
-                case (nil, _): element = next
-                case (.int64, .double), (.double, .int64): element = .double
-                case (let known?, _) where known == next: break
-                default:
-                    throw scanner.error(
-                        .unknownFieldType, at: start, "no 'type', and the list mixes strings and numbers")
-                }
-            } while try scanner.nextElement()
-            switch element {
-            case .string: return .stringList
-            case .int64: return .int64List
-            default: return .doubleList
-            }
-        default:
-            throw scanner.error(
-                .unknownFieldType, at: start,
-                "no 'type', and \(JSONScanner.describeValue(first)) does not say which field type it is")
-        }
-    }
-
     /// Reads a value of `type`; `nil` for `null`.
     mutating func readValue(_ type: FieldType, depth: Int) throws(WireFormatError) -> FieldValue? {
         if try scanner.skipNull() { return nil }
@@ -680,7 +625,7 @@ struct WireRecordReader {
         case .double:
             return .double(try readDouble())
         case .timestamp:
-            return .timestamp(Milliseconds.date(try readInt64()))
+            return .timestamp(Milliseconds.date(try readMilliseconds()))
         case .bytes:
             return .bytes(try readBytes())
         case .reference:
@@ -697,7 +642,7 @@ struct WireRecordReader {
             return .doubleList(try readList { (r) throws(WireFormatError) in try r.readDouble() })
         case .timestampList:
             return .timestampList(
-                try readList { (r) throws(WireFormatError) in Milliseconds.date(try r.readInt64()) })
+                try readList { (r) throws(WireFormatError) in Milliseconds.date(try r.readMilliseconds()) })
         case .bytesList:
             return .bytesList(try readList { (r) throws(WireFormatError) in try r.readBytes() })
         case .referenceList:
@@ -755,6 +700,44 @@ struct WireRecordReader {
             return value
         default:
             throw scanner.unexpected("an integer")
+        }
+    }
+
+    /// Reads milliseconds since 1970: an integer as ``readInt64()`` reads it,
+    /// or a number with a fraction or exponent (a client's sub-millisecond
+    /// `Date`), or a string holding one. Fractions round to the nearest,
+    /// halves away from zero, as ``Milliseconds/exact(_:)`` rounds a date for
+    /// the writer: flooring would turn a date's …123.99999 into 123.
+    private mutating func readMilliseconds() throws(WireFormatError) -> Int64 {
+        switch try scanner.peek("a number of milliseconds") {
+        case JSONText.quote:
+            let span = try scanner.scanString()
+            let (isNumber, value) = scanner.withContents(of: span) { text -> (Bool, Int64?) in
+                if let integer = JSONScanner.int64(text) { return (true, integer) }
+                // Only a JSON number, with nothing around it, is rounded.
+                var inner = JSONScanner(UnsafeRawBufferPointer(text))
+                guard !text.isEmpty, (try? inner.scanNumber()) != nil, inner.isAtEnd else { return (false, nil) }
+                return (true, JSONScanner.roundedInt64(text))
+            }
+            guard isNumber else {
+                throw scanner.error(.invalidValue, at: span.quote, "expected a number of milliseconds in the string")
+            }
+            guard let value else {
+                throw scanner.error(.invalidValue, at: span.quote, "milliseconds out of the range of Int64")
+            }
+            return value
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            if let value = scanner.scanInt64() { return value }
+            let start = scanner.position
+            let number = try scanner.scanNumber()
+            let text = UnsafeBufferPointer(rebasing: scanner.bytes[number.start..<number.end])
+            guard let value = number.isInteger ? JSONScanner.int64(text) : JSONScanner.roundedInt64(text) else {
+                throw scanner.error(
+                    .invalidValue, at: start, "milliseconds \(scanner.text(number)) out of the range of Int64")
+            }
+            return value
+        default:
+            throw scanner.unexpected("a number of milliseconds")
         }
     }
 
@@ -984,7 +967,7 @@ struct WireRecordReader {
                     }
                 case .timestamp:
                     location.timestamp = try context("timestamp") { (r) throws(WireFormatError) in
-                        try r.readOptionalInt64()
+                        try r.scanner.skipNull() ? nil : r.readMilliseconds()
                     }
                 default:
                     try scanner.skipValue(depth: depth + 1)

@@ -24,8 +24,13 @@ public final class RecordService: Sendable {
     /// (`WireFormat.encodedSize(ofFields:)`); a larger one answers `BAD_REQUEST`.
     public let recordSizeLimit: Int
 
+    /// How long a notification channel that no poll uses is kept; its
+    /// client then gets `NOT_FOUND` and opens a new one.
+    public let channelIdleLimit: Duration
+
     let now: @Sendable () -> Date
     private let publish: @Sendable (ChangeNotice) -> Void
+    let waiters = DatabaseWaiters()
     /// The databases known to exist, so that their first-use check costs no
     /// transaction (databases are never deleted).
     private let knownDatabases = LockedState(Set<DatabaseKey>())
@@ -36,15 +41,19 @@ public final class RecordService: Sendable {
     ///
     /// - Parameters:
     ///   - recordSizeLimit: The largest record accepted, 1 MB by default.
-    ///   - now: The date of record timestamps: the caller's clock.
+    ///   - channelIdleLimit: How long a notification channel that no poll
+    ///     uses is kept, 10 minutes by default.
+    ///   - now: The date of record timestamps and channel use: the caller's clock.
     ///   - publish: Receives the notice of every committed write that
     ///     changed zones, before the write's answer returns.
     public init(
         storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        now: @escaping @Sendable () -> Date, publish: @escaping @Sendable (ChangeNotice) -> Void
+        channelIdleLimit: Duration = .seconds(600), now: @escaping @Sendable () -> Date,
+        publish: @escaping @Sendable (ChangeNotice) -> Void
     ) {
         self.storage = storage
         self.recordSizeLimit = recordSizeLimit
+        self.channelIdleLimit = channelIdleLimit
         self.now = now
         self.publish = publish
     }
@@ -53,8 +62,8 @@ public final class RecordService: Sendable {
 
     /// Carries out one request for `caller`.
     ///
-    /// `tokens/create` is not answered here: notification channels belong
-    /// to whoever hosts the service (it throws `INTERNAL_ERROR`).
+    /// `tokens/create` opens a channel (``openChannel(for:)``) and answers
+    /// the path of its poll.
     ///
     /// - Throws: ``CloudError`` for what the protocol answers with an error
     ///   dictionary; anything else is a failure of the storage.
@@ -68,7 +77,11 @@ public final class RecordService: Sendable {
             }
             return .user(UserIdentity(userRecordName: user))
         case .createToken:
-            throw CloudError(.internalError, reason: "notification channels are not served by the record rules")
+            let token = try await openChannel(for: caller)
+            return .token(
+                NotificationToken(
+                    apnsEnvironment: caller.environment.rawValue, apnsToken: token,
+                    webcourierURL: "/notifications/1/\(token)"))
         default:
             break
         }
@@ -113,7 +126,7 @@ public final class RecordService: Sendable {
     }
 
     /// Creates a database's row and default zone on its first use.
-    private func ensureDatabase(_ key: DatabaseKey) async throws {
+    func ensureDatabase(_ key: DatabaseKey) async throws {
         guard !knownDatabases.withLock({ $0.contains(key) }) else { return }
         try await storage.write { transaction in
             var database = try await transaction.createDatabase(
@@ -136,6 +149,7 @@ public final class RecordService: Sendable {
     /// Hands the notice of a committed write that changed zones to the host.
     func notify(_ key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription]) {
         guard !changedZones.isEmpty else { return }
+        waiters.wake(key)
         publish(ChangeNotice(key: key, changedZones: changedZones, subscriptions: subscriptions))
     }
 

@@ -174,6 +174,32 @@ public struct StoredFieldType: Sendable, Hashable {
     }
 }
 
+/// A notification channel (the `apnsToken` of `tokens/create`): whose
+/// database it hears, and where its polls start.
+public struct StoredChannel: Sendable, Hashable {
+    /// The SHA-256 of the channel's token, as lowercase hexadecimal: only
+    /// the hash is stored.
+    public var tokenHash: String
+    /// The database the channel hears.
+    public var key: DatabaseKey
+    /// The user whose subscriptions it hears; empty for a server-to-server key.
+    public var user: String
+    /// The database's serial when the channel was made: a poll without a
+    /// cursor starts there, so the client hears its own later writes.
+    public var start: Int64
+    /// When a poll last used the channel, in milliseconds since 1970.
+    public var lastUsed: Int64
+
+    /// Creates a row.
+    public init(tokenHash: String, key: DatabaseKey, user: String, start: Int64, lastUsed: Int64) {
+        self.tokenHash = tokenHash
+        self.key = key
+        self.user = user
+        self.start = start
+        self.lastUsed = lastUsed
+    }
+}
+
 /// What the record service reads and writes inside one transaction.
 ///
 /// Methods that take several names read or write them in one statement.
@@ -243,6 +269,17 @@ public protocol StorageTransaction: Sendable {
     /// Fills or empties a user's storage.
     func setQuotaExceeded(_ exceeded: Bool, user: String, container: String, environment: CloudEnvironment)
         async throws
+
+    // MARK: Notification channels
+
+    /// Stores a new channel.
+    func createChannel(_ channel: StoredChannel) async throws
+    /// The channel whose token has this hash, or `nil`.
+    func channel(tokenHash: String) async throws -> StoredChannel?
+    /// Records that a poll used the channel at `lastUsed` (milliseconds since 1970).
+    func touchChannel(tokenHash: String, lastUsed: Int64) async throws
+    /// Deletes the channels no poll has used since `lastUsed`.
+    func deleteChannels(unusedSince lastUsed: Int64) async throws
 
     // MARK: Schema
 

@@ -97,6 +97,7 @@ struct MemoryState: Sendable {
     var serverKeys: [ExactName: [ExactName: String]] = [:]
     var quotas: Set<QuotaKey> = []
     var fieldTypes: [SchemaID: [StoredFieldType]] = [:]
+    var channels: [String: StoredChannel] = [:]
 
     mutating func makeID() -> Int64 {
         lastID += 1
@@ -388,6 +389,37 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
             let was = state.quotas.contains(key)
             if exceeded { state.quotas.insert(key) } else { state.quotas.remove(key) }
             return { state in if was { state.quotas.insert(key) } else { state.quotas.remove(key) } }
+        }
+    }
+
+    // MARK: Notification channels
+
+    func createChannel(_ channel: StoredChannel) async throws {
+        change { state in
+            let old = state.channels[channel.tokenHash]
+            state.channels[channel.tokenHash] = channel
+            return { $0.channels[channel.tokenHash] = old }
+        }
+    }
+
+    func channel(tokenHash: String) async throws -> StoredChannel? {
+        read { $0.channels[tokenHash] }
+    }
+
+    func touchChannel(tokenHash: String, lastUsed: Int64) async throws {
+        change { state in
+            guard let old = state.channels[tokenHash] else { return nil }
+            state.channels[tokenHash]?.lastUsed = lastUsed
+            return { $0.channels[tokenHash] = old }
+        }
+    }
+
+    func deleteChannels(unusedSince lastUsed: Int64) async throws {
+        change { state in
+            let idle = state.channels.filter { $0.value.lastUsed < lastUsed }
+            guard !idle.isEmpty else { return nil }
+            for hash in idle.keys { state.channels[hash] = nil }
+            return { state in state.channels.merge(idle) { current, _ in current } }
         }
     }
 

@@ -11,14 +11,26 @@ struct CloudRoutes: Sendable {
     let configuration: ServerConfiguration
     let faults: ServerFaults?
     let authenticator: RequestAuthenticator
+    let unauthenticatedBodies: UnauthenticatedBodyBudget
 
-    init(service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults?) {
+    init(
+        service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults?,
+        authenticationCache: AuthenticationCache
+    ) {
         self.service = service
         self.configuration = configuration
         self.faults = faults
         self.authenticator = RequestAuthenticator(
-            service: service, signatureDateTolerance: configuration.signatureDateTolerance)
+            service: service, signatureDateTolerance: configuration.signatureDateTolerance,
+            cache: authenticationCache)
+        self.unauthenticatedBodies = UnauthenticatedBodyBudget(
+            maximumBytes: configuration.maximumUnauthenticatedBodyBytes,
+            maximumBodies: configuration.maximumUnauthenticatedBodies)
     }
+
+    /// The route parameters that are capabilities (a notification channel's
+    /// token), which the request log leaves out.
+    static let secretParameters: Set<String> = ["token"]
 
     /// `users/caller` is the newer name of `users/current`.
     static func operation(named name: String) -> CloudOperation? {
@@ -58,10 +70,8 @@ struct CloudRoutes: Sendable {
         var body: [UInt8]? = nil
         let caller: Caller
         if RequestAuthenticator.isSigned(request) {
-            let bytes = try await collectBody(of: request)
-            body = bytes
-            caller = try await authenticator.caller(
-                signatureOf: request, body: bytes, container: container, environment: environment, scope: scope)
+            (caller, body) = try await signedCaller(
+                of: request, container: container, environment: environment, scope: scope)
         } else {
             caller = try await authenticator.caller(
                 tokensOf: request, container: container, environment: environment, scope: scope)
@@ -81,6 +91,9 @@ struct CloudRoutes: Sendable {
         let cloudRequest = try CloudRequest.decode(operation, body: bytes, fieldTypes: fieldTypes)
         let answer: CloudResponse
         if case .createToken = cloudRequest {
+            guard !caller.isAnonymous else {
+                throw HTTPFailure(.authenticationRequired, "A notification channel needs a signed-in user or a key.")
+            }
             answer = try await token(for: caller, request: request)
         } else {
             answer = try await service.perform(cloudRequest, as: caller)
@@ -126,17 +139,45 @@ struct CloudRoutes: Sendable {
         return min(configuration.notificationPollTimeout, .milliseconds(Int64(min(seconds, 1e9) * 1000)))
     }
 
-    /// The body, at most the configured size.
-    func collectBody(of request: Request) async throws -> [UInt8] {
+    /// The caller of a signed request and its body. The key is looked up
+    /// before the body is read, and the body is read within the budget of
+    /// bodies held before authentication.
+    func signedCaller(
+        of request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope
+    ) async throws -> (Caller, [UInt8]) {
+        let pending = try await authenticator.signature(
+            of: request, container: container, environment: environment, scope: scope)
         let limit = configuration.maximumBodySize
-        do {
-            let buffer = try await request.body.collect(upTo: limit)
-            return Array(buffer.readableBytesView)
-        } catch is NIOTooManyBytesError {
-            throw HTTPFailure(
-                CloudError(.badRequest, reason: "The request body is larger than the limit of \(limit) bytes."),
-                status: 413)
+        let declared = request.headers[.contentLength].flatMap { Int($0) }
+        if let declared, declared > limit { throw Self.tooLarge(limit: limit) }
+        // Without a length or a chunked encoding, an HTTP/1.1 request has no body.
+        let reserved = declared ?? (request.headers[.transferEncoding] == nil ? 0 : limit)
+        let body = try await unauthenticatedBodies.withReservation(of: reserved) {
+            try await collectBody(of: request, upTo: reserved)
         }
+        return (try pending.verify(body: body, path: request.uri.path), body)
+    }
+
+    /// The body, at most `limit` bytes (the configured size by default).
+    func collectBody(of request: Request, upTo limit: Int? = nil) async throws -> [UInt8] {
+        let limit = limit ?? configuration.maximumBodySize
+        // Straight into the array the decoder takes: collecting a ByteBuffer
+        // and copying it out held each body twice at its peak.
+        var bytes: [UInt8] = []
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared <= limit {
+            bytes.reserveCapacity(declared)
+        }
+        for try await buffer in request.body {
+            guard bytes.count + buffer.readableBytes <= limit else { throw Self.tooLarge(limit: limit) }
+            bytes.append(contentsOf: buffer.readableBytesView)
+        }
+        return bytes
+    }
+
+    static func tooLarge(limit: Int) -> HTTPFailure {
+        HTTPFailure(
+            CloudError(.badRequest, reason: "The request body is larger than the limit of \(limit) bytes."),
+            status: 413)
     }
 
     static func json(_ bytes: [UInt8]) -> Response {

@@ -1,5 +1,6 @@
 import Cumulus
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -18,12 +19,27 @@ public struct CumulusHTTPServer: Sendable {
     public let configuration: ServerConfiguration
     /// Errors injected into the next database requests, for tests.
     public let faults: ServerFaults?
+    /// The credentials the server found valid, shared by every copy of this value.
+    public let authenticationCache: AuthenticationCache
 
     /// Creates a server; nothing listens until ``run(onRunning:)``.
     public init(service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults? = nil) {
         self.service = service
         self.configuration = configuration
         self.faults = faults
+        authenticationCache = AuthenticationCache(
+            size: configuration.authenticationCacheSize, lifetime: configuration.authenticationCacheLifetime)
+    }
+
+    /// Forgets the credentials the server found valid, of one container or
+    /// of all: for when a token or key is revoked or a user removed. Nothing
+    /// revokes them yet; whatever does must call this on every server.
+    public func invalidateAuthenticationCache(container: String? = nil) {
+        if let container {
+            authenticationCache.invalidate(container: container)
+        } else {
+            authenticationCache.invalidateAll()
+        }
     }
 
     /// Listens until the task is cancelled, then shuts down gracefully: it
@@ -58,9 +74,15 @@ public struct CumulusHTTPServer: Sendable {
     func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
         let router = Router()
         router.add(middleware: RequestLogMiddleware(logger: configuration.logger))
-        CloudRoutes(service: service, configuration: configuration, faults: faults).add(to: router)
+        CloudRoutes(
+            service: service, configuration: configuration, faults: faults, authenticationCache: authenticationCache
+        ).add(to: router)
+        let configuration = self.configuration
         return Application(
             router: router,
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(responder: responder, configuration: configuration)
+            },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Cumulus"),
             onServerRunning: { channel in

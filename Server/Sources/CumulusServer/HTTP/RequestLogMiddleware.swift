@@ -2,13 +2,16 @@ import Cumulus
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 
-/// The outermost layer: turns every failure into an error dictionary and
-/// logs one line per request.
+/// The outermost layer: refuses paths with an empty segment, turns every
+/// failure into an error dictionary and logs one line per request.
 ///
 /// The line holds the method, the path without its query (where the tokens
-/// are), the status and the duration; a notification path is logged
-/// without its token, which is a capability.
+/// are), the status and the duration. A path never shows a token: the
+/// parameters a route marks secret (``CloudRoutes/secretParameters``) are
+/// logged as `…`, and so is, on a path no route takes, every segment after
+/// `notifications` and every segment shaped like a token.
 struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddleware {
     let logger: Logger
 
@@ -16,8 +19,11 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
         async throws -> Response
     {
         let start = ContinuousClock.now
+        let oddPath = Self.hasEmptySegment(request.uri.path)
         var response: Response
         do {
+            // The router skips empty segments; refusing them keeps one spelling per path.
+            guard !oddPath else { throw HTTPFailure(.notFound, "No such path: a path has no empty segment.") }
             response = try await next(request, context)
         } catch let failure as HTTPFailure {
             response = failure.response()
@@ -25,6 +31,13 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
             response = HTTPFailure(error).response()
         } catch let error as HTTPError {
             response = Self.failure(for: error).response()
+        } catch let error as HTTPParserError {
+            // The client's mistake, not the server's: no error-level line.
+            logger.info("malformed request body", metadata: ["error": "\(error)"])
+            let failure = CloudError(.badRequest, reason: "The request body is malformed HTTP: \(error).")
+            response = HTTPFailure(failure, status: 400, closesConnection: true).response()
+        } catch let timeout as HTTPRequestTimeout {
+            response = HTTPFailure(timeout.error, status: 408, closesConnection: true).response()
         } catch {
             let uuid = UUID().uuidString
             logger.error(
@@ -33,16 +46,50 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
         }
         let elapsed = ContinuousClock.now - start
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let path = oddPath ? Self.redacted(request.uri.path) : Self.loggedPath(request, context: context)
         logger.info(
-            "\(request.method.rawValue) \(Self.loggedPath(request.uri.path)) \(response.status.code) \(String(format: "%.1f", milliseconds))ms"
-        )
+            "\(request.method.rawValue) \(path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms")
         return response
     }
 
-    /// The path as it may be logged.
-    static func loggedPath(_ path: String) -> String {
-        let prefix = "/notifications/1/"
-        return path.hasPrefix(prefix) ? prefix + "…" : path
+    /// Whether a path has an empty segment: `//` anywhere, or a trailing `/`.
+    static func hasEmptySegment(_ path: String) -> Bool {
+        path != "/" && (path.contains("//") || path.hasSuffix("/"))
+    }
+
+    /// The path as it may be logged: the route's own path with its secret
+    /// parameters left out, or the redacted path when no route took it.
+    static func loggedPath(_ request: Request, context: Context) -> String {
+        guard let route = context.endpointPath, route.hasPrefix("/") else { return redacted(request.uri.path) }
+        let segments = route.split(separator: "/").map { segment -> String in
+            guard segment.hasPrefix("{"), segment.hasSuffix("}") else { return String(segment) }
+            let name = String(segment.dropFirst().dropLast())
+            guard !CloudRoutes.secretParameters.contains(name) else { return "…" }
+            return context.parameters.get(name) ?? "…"
+        }
+        return "/" + segments.joined(separator: "/")
+    }
+
+    /// A path no route took, with every segment after `notifications` and
+    /// every segment shaped like a token (32 or more characters of hexadecimal
+    /// or base64) as `…`.
+    static func redacted(_ path: String) -> String {
+        var afterNotifications = false
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
+            let decoded = String(segment).removingPercentEncoding ?? String(segment)
+            defer { afterNotifications = afterNotifications || decoded.lowercased() == "notifications" }
+            return afterNotifications || isTokenShaped(decoded) ? "…" : String(segment)
+        }
+        return segments.joined(separator: "/")
+    }
+
+    private static func isTokenShaped(_ segment: String) -> Bool {
+        segment.utf8.count >= 32
+            && segment.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 
     /// Hummingbird's own errors (no route for the path or method) as error

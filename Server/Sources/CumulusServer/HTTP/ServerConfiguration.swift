@@ -9,6 +9,29 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// The largest request body read, in bytes; a larger one is answered 413.
     public var maximumBodySize: Int
+    /// The most body bytes held, all requests together, for requests signed
+    /// with a server-to-server key whose signature is not checked yet (it
+    /// covers the body). A request that would go over it is answered 503
+    /// `TRY_AGAIN_LATER` with `retryAfter`; one larger than the whole limit, 413.
+    public var maximumUnauthenticatedBodyBytes: Int
+    /// The most signed request bodies read at once before their signature is checked.
+    public var maximumUnauthenticatedBodies: Int
+    /// The longest from the first byte of a request to the end of its head
+    /// (request line and headers); then the connection is answered 408 and closed.
+    public var requestHeadTimeout: Duration
+    /// The longest from the end of a request's head to the end of its body;
+    /// then the request is answered 408 and the connection closed.
+    public var requestBodyTimeout: Duration
+    /// How long a connection may stay open with no request on it; a request
+    /// being answered (a notification long poll included) is never cut.
+    public var idleConnectionTimeout: Duration
+    /// The most callers kept by the authentication cache (API tokens, web
+    /// auth tokens and server keys found valid); `0` turns the cache off.
+    public var authenticationCacheSize: Int
+    /// How long the cache trusts what it found before asking the store again,
+    /// which bounds how long a revoked token goes on working on a server
+    /// that was not told (see ``CumulusHTTPServer/invalidateAuthenticationCache(container:)``).
+    public var authenticationCacheLifetime: Duration
     /// The longest a notification long poll waits; a client may ask less
     /// with `?timeout=` (seconds).
     public var notificationPollTimeout: Duration
@@ -20,12 +43,22 @@ public struct ServerConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 16 * 1024 * 1024,
-        notificationPollTimeout: Duration = .seconds(25), signatureDateTolerance: Duration = .seconds(300),
-        logger: Logger = Logger(label: "cumulus.server")
+        maximumUnauthenticatedBodyBytes: Int = 32 * 1024 * 1024, maximumUnauthenticatedBodies: Int = 64,
+        requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(60),
+        idleConnectionTimeout: Duration = .seconds(75), authenticationCacheSize: Int = 10_000,
+        authenticationCacheLifetime: Duration = .seconds(60), notificationPollTimeout: Duration = .seconds(25),
+        signatureDateTolerance: Duration = .seconds(300), logger: Logger = Logger(label: "cumulus.server")
     ) {
         self.host = host
         self.port = port
         self.maximumBodySize = maximumBodySize
+        self.maximumUnauthenticatedBodyBytes = maximumUnauthenticatedBodyBytes
+        self.maximumUnauthenticatedBodies = maximumUnauthenticatedBodies
+        self.requestHeadTimeout = requestHeadTimeout
+        self.requestBodyTimeout = requestBodyTimeout
+        self.idleConnectionTimeout = idleConnectionTimeout
+        self.authenticationCacheSize = authenticationCacheSize
+        self.authenticationCacheLifetime = authenticationCacheLifetime
         self.notificationPollTimeout = notificationPollTimeout
         self.signatureDateTolerance = signatureDateTolerance
         self.logger = logger

@@ -91,13 +91,7 @@ extension CloudService {
 
     /// A new notification channel for `caller` (the `apnsToken` of `tokens/create`).
     public func createNotificationToken(for caller: Caller) async throws -> String {
-        let token = Self.randomHex(bytes: 32)
-        hub.createChannel(
-            NotificationHub.ChannelKey(
-                container: caller.container, environment: caller.environment, scope: caller.scope,
-                user: caller.user ?? ""),
-            token: token)
-        return token
+        try await rules.openChannel(for: caller)
     }
 
     /// Waits until the channel has notifications after `cursor` (from the channel's creation
@@ -107,7 +101,7 @@ extension CloudService {
     public func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws
         -> NotificationBatch
     {
-        try await hub.poll(token: token, cursor: cursor, timeout: timeout)
+        try await rules.pollChannel(token: token, cursor: cursor, timeout: timeout)
     }
 
     // MARK: Secrets

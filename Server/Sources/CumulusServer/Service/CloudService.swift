@@ -24,8 +24,6 @@ public final class CloudService: CloudServing {
     /// The protocol's rules, which carry out every request.
     public let rules: RecordService
 
-    let hub: NotificationHub
-
     /// Creates a service over `storage`.
     ///
     /// - Parameters:
@@ -42,13 +40,10 @@ public final class CloudService: CloudServing {
         notificationIdleLimit: Duration = .seconds(600), broadcaster: (any ChangeBroadcasting)? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        let hub = NotificationHub(idleLimit: notificationIdleLimit)
-        self.hub = hub
         self.broadcaster = broadcaster
         rules = RecordService(
-            storage: storage, recordSizeLimit: recordSizeLimit, now: now,
+            storage: storage, recordSizeLimit: recordSizeLimit, channelIdleLimit: notificationIdleLimit, now: now,
             publish: { notice in
-                hub.publish(key: notice.key, changedZones: notice.changedZones, subscriptions: notice.subscriptions)
                 broadcaster?.announce(ChangeAnnouncement(key: notice.key, zoneNames: notice.changedZones))
             })
         // Weak: the broadcaster keeps the receiver, and the service keeps the broadcaster.
@@ -68,31 +63,16 @@ public final class CloudService: CloudServing {
     /// Closes the storage and the broadcaster, and ends the notification
     /// polls waiting.
     public func close() async throws {
-        hub.closeAll()
+        rules.closeChannels()
         await broadcaster?.close()
         try await storage.close()
     }
 
     // MARK: Requests
 
-    /// Carries out one request for `caller` by the protocol's rules;
-    /// `tokens/create` opens a notification channel here.
+    /// Carries out one request for `caller` by the protocol's rules.
     public func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
-        guard case .createToken = request else { return try await rules.perform(request, as: caller) }
-        guard !caller.isAnonymous else {
-            throw CloudError(.authenticationRequired, reason: "a notification channel needs a user or a key")
-        }
-        let token = try await createNotificationToken(for: caller)
-        return .token(
-            NotificationToken(
-                apnsEnvironment: caller.environment.rawValue, apnsToken: token,
-                webcourierURL: Self.webcourierPath(forToken: token)))
-    }
-
-    /// The path of a notification channel's long poll, the `webcourierURL`
-    /// of `tokens/create` (the HTTP layer may answer with a full URL instead).
-    public static func webcourierPath(forToken token: String) -> String {
-        "/notifications/\(token)"
+        try await rules.perform(request, as: caller)
     }
 
     // MARK: Admin controls

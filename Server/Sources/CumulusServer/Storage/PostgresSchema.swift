@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 1
+    static let version = 2
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -40,6 +40,10 @@ enum PostgresSchema {
                 for statement in versionOne { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (1)")
             }
+            if current < 2 {
+                for statement in versionTwo { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (2)")
+            }
             try await connection.run("COMMIT")
         } catch {
             do {
@@ -51,6 +55,16 @@ enum PostgresSchema {
             throw error
         }
     }
+
+    /// Notification channels in storage, so that any server answers their polls.
+    private static let versionTwo: [PostgresQuery] = [
+        """
+        CREATE TABLE notification_channels (token_hash TEXT PRIMARY KEY, container TEXT NOT NULL,
+            environment TEXT NOT NULL, scope TEXT NOT NULL, owner TEXT NOT NULL, user_name TEXT NOT NULL,
+            start BIGINT NOT NULL, last_used BIGINT NOT NULL)
+        """,
+        "CREATE INDEX notification_channels_by_use ON notification_channels (last_used)",
+    ]
 
     private static let versionOne: [PostgresQuery] = [
         "CREATE TABLE containers (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL)",

@@ -344,6 +344,50 @@ struct PostgresTransaction: StorageTransaction {
         }
     }
 
+    // MARK: Notification channels
+
+    func createChannel(_ channel: StoredChannel) async throws {
+        try await query(
+            """
+            INSERT INTO notification_channels (token_hash, container, environment, scope, owner, user_name, start,
+                last_used) VALUES (\(channel.tokenHash), \(channel.key.container), \(channel.key.environment.rawValue),
+                \(channel.key.scope.rawValue), \(channel.key.owner), \(channel.user), \(channel.start), \(channel.lastUsed))
+            """)
+    }
+
+    func channel(tokenHash: String) async throws -> StoredChannel? {
+        let rows = try await query(
+            """
+            SELECT container, environment, scope, owner, user_name, start, last_used FROM notification_channels
+                WHERE token_hash = \(tokenHash)
+            """)
+        return try rows.first.map { row in
+            try read(row, table: "notification_channels") { columns in
+                guard let environment = CloudEnvironment(rawValue: try columns.value("environment")) else {
+                    throw columns.impossible("environment", "is not a known environment")
+                }
+                guard let scope = DatabaseScope(rawValue: try columns.value("scope")) else {
+                    throw columns.impossible("scope", "is not a known scope")
+                }
+                return StoredChannel(
+                    tokenHash: tokenHash,
+                    key: DatabaseKey(
+                        container: try columns.value("container"), environment: environment, scope: scope,
+                        owner: try columns.value("owner")),
+                    user: try columns.value("user_name"), start: try columns.value("start"),
+                    lastUsed: try columns.value("last_used"))
+            }
+        }
+    }
+
+    func touchChannel(tokenHash: String, lastUsed: Int64) async throws {
+        try await query("UPDATE notification_channels SET last_used = \(lastUsed) WHERE token_hash = \(tokenHash)")
+    }
+
+    func deleteChannels(unusedSince lastUsed: Int64) async throws {
+        try await query("DELETE FROM notification_channels WHERE last_used < \(lastUsed)")
+    }
+
     // MARK: Schema
 
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {

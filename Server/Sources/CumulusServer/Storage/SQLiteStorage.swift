@@ -88,8 +88,11 @@ public final class SQLiteStorage: ServerStorage {
 /// that later versions can migrate older files: a file is brought up from its
 /// version one step at a time, all steps in one transaction.
 enum SQLiteSchema {
+    /// The statements that bring a file from each version to the next: the
+    /// first creates version 1.
+    static let migrations = [versionOne, versionTwo, versionThree]
     /// The version this server writes.
-    static let version = 2
+    static var version: Int { migrations.count }
 
     static func migrate(_ connection: SQLiteConnection) async throws {
         let rows = try await connection.query("PRAGMA user_version")
@@ -103,8 +106,8 @@ enum SQLiteSchema {
         guard current < version else { return }
         _ = try await connection.query("BEGIN IMMEDIATE")
         do {
-            for step in steps[current..<version] {
-                for statement in step { _ = try await connection.query(statement) }
+            for statements in migrations[current...] {
+                for statement in statements { _ = try await connection.query(statement) }
             }
             _ = try await connection.query("PRAGMA user_version = \(version)")
             _ = try await connection.query("COMMIT")
@@ -114,15 +117,22 @@ enum SQLiteSchema {
         }
     }
 
-    /// The statements that bring version `n` to `n + 1`, at index `n`.
-    private static let steps = [versionOne, versionTwo]
-
-    /// Version two names the user column `user_name`, as PostgreSQL does,
-    /// so that one set of statements reads both. Renaming keeps the rows,
-    /// the primary keys and the indexes.
-    private static let versionTwo = [
+    /// Version three names the user column `user_name`, as PostgreSQL and
+    /// the notification channels do, so that one set of statements reads
+    /// both. Renaming keeps the rows, the primary keys and the indexes.
+    private static let versionThree = [
         "ALTER TABLE quotas RENAME COLUMN user TO user_name",
         "ALTER TABLE subscriptions RENAME COLUMN user TO user_name",
+    ]
+
+    /// Notification channels in storage, so that they outlive a server.
+    private static let versionTwo = [
+        """
+        CREATE TABLE notification_channels (token_hash TEXT PRIMARY KEY, container TEXT NOT NULL,
+            environment TEXT NOT NULL, scope TEXT NOT NULL, owner TEXT NOT NULL, user_name TEXT NOT NULL,
+            start INTEGER NOT NULL, last_used INTEGER NOT NULL)
+        """,
+        "CREATE INDEX notification_channels_by_use ON notification_channels (last_used)",
     ]
 
     private static let versionOne = [

@@ -315,6 +315,54 @@ struct SQLiteTransaction: StorageTransaction {
         }
     }
 
+    // MARK: Notification channels
+
+    func createChannel(_ channel: StoredChannel) async throws {
+        try await query(
+            """
+            INSERT INTO notification_channels (token_hash, container, environment, scope, owner, user_name, start,
+                last_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(channel.tokenHash), .text(channel.key.container), .text(channel.key.environment.rawValue),
+                .text(channel.key.scope.rawValue), .text(channel.key.owner), .text(channel.user),
+                .integer(Int(channel.start)), .integer(Int(channel.lastUsed)),
+            ])
+    }
+
+    func channel(tokenHash: String) async throws -> StoredChannel? {
+        let rows = try await query(
+            "SELECT \(SQLiteColumns.exact(["token_hash", "container", "environment", "scope", "owner", "user_name"])), "
+                + "start, last_used FROM notification_channels WHERE token_hash = ?", [.text(tokenHash)])
+        return try rows.first.map { row in
+            try read(row, table: "notification_channels") { columns in
+                guard let environment = CloudEnvironment(rawValue: try columns.text("environment")) else {
+                    throw columns.impossible("environment", "is not a known environment")
+                }
+                guard let scope = DatabaseScope(rawValue: try columns.text("scope")) else {
+                    throw columns.impossible("scope", "is not a known scope")
+                }
+                return StoredChannel(
+                    tokenHash: try columns.text("token_hash"),
+                    key: DatabaseKey(
+                        container: try columns.text("container"), environment: environment, scope: scope,
+                        owner: try columns.text("owner")),
+                    user: try columns.text("user_name"), start: try columns.integer("start"),
+                    lastUsed: try columns.integer("last_used"))
+            }
+        }
+    }
+
+    func touchChannel(tokenHash: String, lastUsed: Int64) async throws {
+        try await query(
+            "UPDATE notification_channels SET last_used = ? WHERE token_hash = ?",
+            [.integer(Int(lastUsed)), .text(tokenHash)])
+    }
+
+    func deleteChannels(unusedSince lastUsed: Int64) async throws {
+        try await query("DELETE FROM notification_channels WHERE last_used < ?", [.integer(Int(lastUsed))])
+    }
+
     // MARK: Schema
 
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {

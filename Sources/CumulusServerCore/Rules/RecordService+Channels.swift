@@ -1,0 +1,159 @@
+import Cumulus
+import Foundation
+
+/// Notification channels, kept in storage: any server on the same storage
+/// answers a poll for a channel another made, and a restarted server
+/// answers the channels it made before.
+///
+/// A channel's cursor is a serial of its database's zone history: a poll
+/// answers the zones changed after it (each zone once, in its latest
+/// change) as the notifications its user hears, so no change between the
+/// last cursor and now is missed, whichever server wrote it or answers.
+extension RecordService {
+    /// `tokens/create`: a new channel for `caller`'s database; returns its
+    /// token (64 hexadecimal characters), of which only the hash is stored.
+    /// Channels no poll used for ``channelIdleLimit`` are forgotten here.
+    public func openChannel(for caller: Caller) async throws -> String {
+        try NameRules.check(caller)
+        let context = try RequestContext(caller, request: .createToken(apnsEnvironment: nil))
+        try await ensureDatabase(context.key)
+        let token = Self.randomToken()
+        let now = Self.milliseconds(now())
+        let idle = Self.milliseconds(channelIdleLimit)
+        let channel = StoredChannel(
+            tokenHash: Self.tokenHash(token), key: context.key, user: context.subscriber, start: 0, lastUsed: now)
+        try await storage.write { transaction in
+            var made = channel
+            made.start = try await transaction.database(channel.key)?.serial ?? 0
+            try await transaction.deleteChannels(unusedSince: now - idle)
+            try await transaction.createChannel(made)
+        }
+        return token
+    }
+
+    /// The notification long poll: waits until the channel's database has
+    /// changes after `cursor` (after the channel's creation when `nil`) that
+    /// its user hears, or `timeout` passes, and answers them with the next
+    /// cursor. An unknown or expired token throws `NOT_FOUND`, a cursor the
+    /// server did not write `BAD_REQUEST`.
+    public func pollChannel(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch {
+        // A cancelled poll's client has gone: it ends at once, empty, whatever storage said.
+        do {
+            guard !Task.isCancelled else { return NotificationBatch(notifications: [], cursor: cursor ?? "n0") }
+            return try await poll(token: token, cursor: cursor, timeout: timeout)
+        } catch  where Task.isCancelled {
+            return NotificationBatch(notifications: [], cursor: cursor ?? "n0")
+        }
+    }
+
+    private func poll(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch {
+        let hash = Self.tokenHash(token)
+        let found = try await storage.read { transaction in try await transaction.channel(tokenHash: hash) }
+        let now = Self.milliseconds(now())
+        let idle = Self.milliseconds(channelIdleLimit)
+        guard let channel = found, now - channel.lastUsed <= idle else {
+            throw CloudError(.notFound, reason: "there is no notification channel with this token")
+        }
+        var start = channel.start
+        if let cursor {
+            guard cursor.first == "n", let parsed = Int64(cursor.dropFirst()), parsed >= 0 else {
+                throw CloudError(.badRequest, reason: "the cursor '\(cursor)' is not valid")
+            }
+            start = parsed
+        }
+        try await touchIfStale(channel, since: channel.lastUsed)
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while !Task.isCancelled {
+            let generation = waiters.generation(of: channel.key)
+            let (entries, subscriptions) = try await changedZones(of: channel, after: start)
+            if let last = entries.last {
+                start = last.serial
+                let notice = ChangeNotice(
+                    key: channel.key, changedZones: entries.map(\.zoneName), subscriptions: subscriptions)
+                let notifications = notice.notifications(for: channel.user)
+                if !notifications.isEmpty {
+                    try await touchIfStale(channel, since: now)
+                    return NotificationBatch(notifications: notifications, cursor: "n\(start)")
+                }
+                continue
+            }
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero, !Task.isCancelled, !waiters.isClosed else {
+                try await touchIfStale(channel, since: now)
+                return NotificationBatch(notifications: [], cursor: "n\(start)")
+            }
+            await waiters.wait(channel.key, after: generation, timeout: remaining)
+        }
+        return NotificationBatch(notifications: [], cursor: "n\(start)")
+    }
+
+    /// Records that a poll uses the channel now, unless it did less than a
+    /// tenth of the idle limit after `lastUsed`: a polled channel stays
+    /// alive without a write per poll. A poll's end counts too, so a channel
+    /// whose poll waited long is not taken for idle.
+    private func touchIfStale(_ channel: StoredChannel, since lastUsed: Int64) async throws {
+        let now = Self.milliseconds(now())
+        guard now - lastUsed > Self.milliseconds(channelIdleLimit) / 10 else { return }
+        try await storage.write { transaction in
+            try await transaction.touchChannel(tokenHash: channel.tokenHash, lastUsed: now)
+        }
+    }
+
+    /// Wakes the polls on a database another server wrote to.
+    public func wakeChannels(of key: DatabaseKey) {
+        waiters.wake(key)
+    }
+
+    /// Wakes every poll: a broadcaster may have lost another server's
+    /// announcements, and each poll reads storage again.
+    public func wakeAllChannels() {
+        waiters.wakeAll()
+    }
+
+    /// Whether a poll here waits on the database.
+    public func hasWaitingPolls(on key: DatabaseKey) -> Bool {
+        waiters.hasWaiters(for: key)
+    }
+
+    /// Ends every waiting poll, and answers later ones at once (the host is closing).
+    public func closeChannels() {
+        waiters.close()
+    }
+
+    /// The zone history after `serial`, a page of it, and the user's
+    /// subscriptions when there is any.
+    private func changedZones(of channel: StoredChannel, after serial: Int64) async throws
+        -> ([ZoneLogEntry], [StoredSubscription])
+    {
+        try await storage.read { transaction in
+            guard let database = try await transaction.database(channel.key) else { return ([], []) }
+            let entries = try await transaction.zoneLog(
+                inDatabase: database.id, after: serial, limit: ServerLimits.resultsPerResponse)
+            guard !entries.isEmpty else { return ([], []) }
+            return (entries, try await transaction.subscriptions(inDatabase: database.id, user: channel.user))
+        }
+    }
+
+    static func tokenHash(_ token: String) -> String {
+        SHA256.hash(Array(token.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined()
+    }
+
+    /// 32 random bytes from the system's CSPRNG, as lowercase hexadecimal.
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in
+            let byte = UInt8.random(in: .min ... .max, using: &generator)
+            return byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+        }.joined()
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
