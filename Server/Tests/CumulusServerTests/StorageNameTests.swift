@@ -114,6 +114,11 @@ struct StorageNameTests {
                     try await transaction.createUser(
                         named: name, recordName: name, tokenHash: "user-\(index)", container: container))
                 owned.append(try await transaction.createDatabase(owners[index], incarnation: 1).id)
+                try await transaction.createChannel(
+                    StoredChannel(
+                        tokenHash: "channel-\(index)",
+                        key: DatabaseKey(container: name, environment: .development, scope: .private, owner: name),
+                        user: name, start: 1, lastUsed: 1))
             }
             try await transaction.logZoneChanges(
                 names.map { ZoneLogEntry(zoneName: $0, serial: 1, deleted: false) }, inDatabase: database.id)
@@ -167,6 +172,9 @@ struct StorageNameTests {
                 #expect(try await transaction.containerTokenHash(named: name) == "container-\(index)")
                 let user = try await transaction.userRecordName(container: container, tokenHash: "user-\(index)")
                 #expect(user.map { Array($0.utf8) } == bytes)
+                let channel = try #require(try await transaction.channel(tokenHash: "channel-\(index)"))
+                #expect(Array(channel.key.container.utf8) == bytes && Array(channel.key.owner.utf8) == bytes)
+                #expect(Array(channel.user.utf8) == bytes)
                 let full = try await transaction.isQuotaExceeded(
                     user: name, container: container, environment: .development)
                 #expect(full == (index == 0), "\(index)")
