@@ -1,5 +1,6 @@
 import Cumulus
 import Logging
+import NIOCore
 
 /// A stored row that the schema says cannot exist: NULL in a column that
 /// must hold a value, a value of the wrong type, an unknown enumeration
@@ -22,5 +23,26 @@ struct ImpossibleRow: Error, Sendable {
             "an impossible row was read",
             metadata: ["table": "\(table)", "column": "\(column)", "problem": "\(problem)"])
         return CloudError(.internalError, reason: "the storage holds an impossible row: \(table).\(column) \(problem)")
+    }
+}
+
+extension ImpossibleRow {
+    /// The record a `records` row holds: a live row has a body in the wire
+    /// format, a deleted one none; anything else is impossible.
+    static func record(deleted: Bool, body: ByteBuffer?) throws(ImpossibleRow) -> Record? {
+        func impossible(_ problem: String) -> ImpossibleRow {
+            ImpossibleRow(table: "records", column: "body", problem: problem)
+        }
+        switch (deleted, body) {
+        case (false, let body?):
+            do {
+                return try WireFormat.decodeRecord(from: Array(body.readableBytesView))
+            } catch {
+                throw impossible("is not a record in the wire format")
+            }
+        case (true, nil): return nil
+        case (false, nil): throw impossible("is NULL in a live record")
+        case (true, _?): throw impossible("is set in a deleted record")
+        }
     }
 }

@@ -445,23 +445,8 @@ struct PostgresTransaction: StorageTransaction {
     private func records(_ rows: [PostgresRow]) throws -> [StoredRecord] {
         try rows.map { row in
             try read(row, table: "records") { columns in
-                let deleted: Bool = try columns.value("deleted")
-                let body = try columns.optional("body", as: ByteBuffer.self)
-                var record: Record?
-                switch (deleted, body) {
-                case (false, let body?):
-                    do {
-                        record = try WireFormat.decodeRecord(from: Array(body.readableBytesView))
-                    } catch {
-                        throw columns.impossible("body", "is not a record in the wire format")
-                    }
-                case (true, nil):
-                    record = nil
-                case (false, nil):
-                    throw columns.impossible("body", "is NULL in a live record")
-                case (true, _?):
-                    throw columns.impossible("body", "is set in a deleted record")
-                }
+                let record = try ImpossibleRow.record(
+                    deleted: try columns.value("deleted"), body: try columns.optional("body", as: ByteBuffer.self))
                 return StoredRecord(
                     name: try columns.value("name"), recordType: try columns.value("type"),
                     serial: try columns.value("serial"), creator: try columns.optional("creator"), record: record,

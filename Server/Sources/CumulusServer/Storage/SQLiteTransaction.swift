@@ -424,23 +424,8 @@ struct SQLiteTransaction: StorageTransaction {
     /// A record or its tombstone: a live row has a body, a deleted one none.
     private func record(_ row: SQLiteRow) throws -> StoredRecord {
         try read(row, table: "records") { columns in
-            let deleted = try columns.bool("deleted")
-            let body = try columns.optionalBlob("body")
-            var record: Record?
-            switch (deleted, body) {
-            case (false, let body?):
-                do {
-                    record = try WireFormat.decodeRecord(from: Array(body.readableBytesView))
-                } catch {
-                    throw columns.impossible("body", "is not a record in the wire format")
-                }
-            case (true, nil):
-                record = nil
-            case (false, nil):
-                throw columns.impossible("body", "is NULL in a live record")
-            case (true, _?):
-                throw columns.impossible("body", "is set in a deleted record")
-            }
+            let record = try ImpossibleRow.record(
+                deleted: try columns.bool("deleted"), body: try columns.optionalBlob("body"))
             return StoredRecord(
                 name: try columns.text("name"), recordType: try columns.text("type"),
                 serial: try columns.integer("serial"),
