@@ -76,6 +76,26 @@ struct ServiceNotificationTests {
         try await fixture.tearDown()
     }
 
+    @Test("an idle limit or a clock at the ends of the range never traps")
+    func extremeTimesDoNotTrap() async throws {
+        let clock = Mutex(Date.distantFuture)
+        var fixture = try await ServiceFixture.make()
+        try await fixture.service.close()
+        fixture.service = CloudService(
+            storage: try await SQLiteStorage(path: fixture.path), notificationIdleLimit: .seconds(Int64.max),
+            now: { clock.withLock { $0 } })
+        do {
+            let token = try await fixture.service.createNotificationToken(for: caller("alice"))
+            clock.withLock { $0 = Date(timeIntervalSince1970: -1e300) }
+            _ = try await fixture.service.pollNotifications(token: token, cursor: nil, timeout: .zero)
+            _ = try await fixture.service.createNotificationToken(for: caller("alice"))
+        } catch {
+            try await fixture.tearDown()
+            throw error
+        }
+        try await fixture.tearDown()
+    }
+
     @Test func pollTimesOutEmptyAndUnknownTokensFail() async throws {
         let fixture = try await ServiceFixture.make()
         let token = try await fixture.service.createNotificationToken(for: caller("alice"))

@@ -25,7 +25,7 @@ extension RecordService {
         try await storage.write { transaction in
             var made = channel
             made.start = try await transaction.database(channel.key)?.serial ?? 0
-            try await transaction.deleteChannels(unusedSince: now - idle)
+            try await transaction.deleteChannels(unusedSince: Self.elapsed(from: idle, to: now))
             try await transaction.createChannel(made)
         }
         return token
@@ -51,7 +51,7 @@ extension RecordService {
         let found = try await storage.read { transaction in try await transaction.channel(tokenHash: hash) }
         let now = Self.milliseconds(now())
         let idle = Self.milliseconds(channelIdleLimit)
-        guard let channel = found, now - channel.lastUsed <= idle else {
+        guard let channel = found, Self.elapsed(from: channel.lastUsed, to: now) <= idle else {
             throw CloudError(.notFound, reason: "there is no notification channel with this token")
         }
         var start = channel.start
@@ -93,7 +93,7 @@ extension RecordService {
     /// whose poll waited long is not taken for idle.
     private func touchIfStale(_ channel: StoredChannel, since lastUsed: Int64) async throws {
         let now = Self.milliseconds(now())
-        guard now - lastUsed > Self.milliseconds(channelIdleLimit) / 10 else { return }
+        guard Self.elapsed(from: lastUsed, to: now) > Self.milliseconds(channelIdleLimit) / 10 else { return }
         try await storage.write { transaction in
             try await transaction.touchChannel(tokenHash: channel.tokenHash, lastUsed: now)
         }
@@ -148,12 +148,25 @@ extension RecordService {
         }.joined()
     }
 
+    /// Milliseconds since 1970, clamped to what `Int64` holds: a host's
+    /// clock or a configured limit never traps the arithmetic.
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard value.isFinite else { return value > 0 ? .max : .min }
+        return Int64(exactly: value) ?? (value > 0 ? .max : .min)
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return seconds > 0 ? .max : .min }
+        let (total, carry) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return carry ? (whole > 0 ? .max : .min) : total
+    }
+
+    /// `later - earlier`, saturating: a stored time from a damaged row reads as long ago, never a trap.
+    static func elapsed(from earlier: Int64, to later: Int64) -> Int64 {
+        let (difference, overflow) = later.subtractingReportingOverflow(earlier)
+        return overflow ? (earlier < 0 ? .max : .min) : difference
     }
 }
