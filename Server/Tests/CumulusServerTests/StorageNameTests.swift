@@ -158,7 +158,14 @@ struct StorageNameTests {
                 expectExact(records[0], name)
                 let changes = try await transaction.changes(inZone: home, after: 0, recordTypes: [name], limit: 10)
                 try #require(changes.count == 1)
-                expectExact(changes[0], name)
+                #expect(Array(changes[0].name.utf8) == bytes)
+                guard case .encoded(let body) = changes[0].contents else {
+                    Issue.record("a stored change was not its stored wire form: \(changes[0].contents)")
+                    continue
+                }
+                let changed = try WireFormat.decodeRecord(from: body)
+                #expect(Array(changed.recordName.utf8) == bytes)
+                #expect(changed.fields.keys.map { Array($0.utf8) } == [bytes])
                 let live = try await transaction.liveRecords(ofType: name, inZone: home)
                 #expect(live.map { Array($0.recordName.utf8) } == [bytes])
                 let referrers = try await transaction.deleteSelfReferrers(of: [name], inZone: home)

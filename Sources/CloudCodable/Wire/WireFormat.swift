@@ -95,6 +95,23 @@ public enum WireFormat {
     public static func decodeRecordEntry(from bytes: UnsafeRawBufferPointer) throws -> WireRecordEntry {
         try readRecordEntry(bytes)
     }
+
+    /// Whether `bytes` are one JSON object and nothing else, checked as
+    /// strictly as the reader checks, without building it: a stored record
+    /// is written into an answer as it is only after this holds, so a
+    /// damaged row can never change the shape of the answer around it.
+    package static func isOneObject(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var scanner = JSONScanner(bytes)
+        scanner.skipWhitespace()
+        guard !scanner.isAtEnd, scanner.bytes[scanner.position] == UInt8(ascii: "{") else { return false }
+        do {
+            try scanner.skipValue(depth: 0)
+        } catch {
+            return false
+        }
+        scanner.skipWhitespace()
+        return scanner.isAtEnd
+    }
 }
 
 /// One entry of a list of records as the server returns it: a record, or

@@ -3,7 +3,7 @@ import Cumulus
 extension RecordService {
     /// `changes/zone`: one read transaction for all the zones asked.
     func fetchZoneChanges(_ requests: [ZoneChangesRequest], context: RequestContext) async throws
-        -> [Result<ZoneChanges, CloudError>]
+        -> [Result<ChangesPage, CloudError>]
     {
         try ServerLimits.checkItemCount(requests.count, of: "zones")
         guard context.key.scope != .public else {
@@ -17,7 +17,7 @@ extension RecordService {
             for zone in try await transaction.zones(inDatabase: database.id, named: names.map(\.string)) {
                 zones[ExactName(zone.name)] = zone
             }
-            var results: [Result<ZoneChanges, CloudError>] = []
+            var results: [Result<ChangesPage, CloudError>] = []
             for request in requests {
                 guard let name = context.ownZoneName(request.zoneID), let zone = zones[ExactName(name)] else {
                     results.append(.failure(ServerLimits.zoneNotFound(request.zoneID, recordName: nil)))
@@ -35,7 +35,7 @@ extension RecordService {
 
     private static func changes(
         of zone: StoredZone, _ request: ZoneChangesRequest, _ transaction: any StorageTransaction
-    ) async throws -> ZoneChanges {
+    ) async throws -> ChangesPage {
         let limit: Int
         do {
             limit = try ServerLimits.pageSize(request.resultsLimit)
@@ -63,14 +63,9 @@ extension RecordService {
             inZone: zone.id, after: since, recordTypes: request.desiredRecordTypes, limit: limit + 1)
         let moreComing = rows.count > limit
         let page = rows.prefix(limit)
-        let zoneID = ZoneID(zoneName: zone.name)
-        let records = page.map { row -> RecordResult in
-            if let record = row.record { return .record(record.keeping(request.desiredKeys)) }
-            return .deleted(recordName: row.name, zoneID: zoneID)
-        }
         let end = moreComing ? (page.last?.serial ?? since) : zone.serial
-        return ZoneChanges(
-            zoneID: zoneID, records: records,
+        return ChangesPage(
+            zoneID: ZoneID(zoneName: zone.name), entries: Array(page), desiredKeys: request.desiredKeys,
             syncToken: ServerChangeToken(kind: .zone, incarnation: zone.incarnation, serial: end).syncToken,
             moreComing: moreComing)
     }

@@ -68,6 +68,14 @@ public final class RecordService: Sendable {
     /// - Throws: ``CloudError`` for what the protocol answers with an error
     ///   dictionary; anything else is a failure of the storage.
     public func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
+        try await answer(request, as: caller).response()
+    }
+
+    /// Carries out one request for `caller`, like ``perform(_:as:)``, and
+    /// answers it before it is written: a host that writes the answer's
+    /// JSON (``ServiceAnswer/encodedBody()``) writes the stored records of a
+    /// page of changes without decoding them.
+    public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {
         try NameRules.check(caller)
         try NameRules.check(request)
         switch request {
@@ -75,13 +83,13 @@ public final class RecordService: Sendable {
             guard let user = caller.user else {
                 throw CloudError(.authenticationRequired, reason: "a request without a user has no current user")
             }
-            return .user(UserIdentity(userRecordName: user))
+            return ServiceAnswer(.user(UserIdentity(userRecordName: user)))
         case .createToken:
             let token = try await openChannel(for: caller)
-            return .token(
+            return ServiceAnswer(.token(
                 NotificationToken(
                     apnsEnvironment: caller.environment.rawValue, apnsToken: token,
-                    webcourierURL: "/notifications/1/\(token)"))
+                    webcourierURL: "/notifications/1/\(token)")))
         default:
             break
         }
@@ -89,37 +97,37 @@ public final class RecordService: Sendable {
         try await ensureDatabase(context.key)
         switch request {
         case .modifyRecords(let operations, let zoneID, let atomic):
-            return .records(try await modifyRecords(operations, zoneID: zoneID, atomic: atomic, context: context))
+            return ServiceAnswer(.records(try await modifyRecords(operations, zoneID: zoneID, atomic: atomic, context: context)))
         case .lookupRecords(let names, let zoneID, let desiredKeys):
-            return .records(try await lookupRecords(names, zoneID: zoneID, desiredKeys: desiredKeys, context: context))
+            return ServiceAnswer(.records(try await lookupRecords(names, zoneID: zoneID, desiredKeys: desiredKeys, context: context)))
         case .queryRecords(let query, let zoneID, let resultsLimit, let marker, let desiredKeys):
-            return .query(
+            return ServiceAnswer(.query(
                 try await queryRecords(
                     query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: marker,
-                    desiredKeys: desiredKeys, context: context))
+                    desiredKeys: desiredKeys, context: context)))
         case .fetchZoneChanges(let requests):
-            return .zoneChanges(try await fetchZoneChanges(requests, context: context))
+            return ServiceAnswer(form: .zoneChanges(try await fetchZoneChanges(requests, context: context)))
         case .fetchDatabaseChanges(let syncToken, let resultsLimit):
-            return .databaseChanges(
-                try await fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit, context: context))
+            return ServiceAnswer(.databaseChanges(
+                try await fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit, context: context)))
         case .fetchRecordChanges(let zone):
             // The older endpoint: one zone, whose failure fails the request.
-            return .recordChanges(try await fetchZoneChanges([zone], context: context)[0].get())
+            return ServiceAnswer(form: .recordChanges(try await fetchZoneChanges([zone], context: context)[0].get()))
         case .fetchChangedZones(let syncToken):
-            return .databaseChanges(
-                try await fetchDatabaseChanges(since: syncToken, resultsLimit: nil, context: context))
+            return ServiceAnswer(.databaseChanges(
+                try await fetchDatabaseChanges(since: syncToken, resultsLimit: nil, context: context)))
         case .listZones:
-            return .zones(try await listZones(context: context))
+            return ServiceAnswer(.zones(try await listZones(context: context)))
         case .lookupZones(let zoneIDs):
-            return .zoneResults(try await lookupZones(zoneIDs, context: context))
+            return ServiceAnswer(.zoneResults(try await lookupZones(zoneIDs, context: context)))
         case .modifyZones(let operations):
-            return .zoneResults(try await modifyZones(operations, context: context))
+            return ServiceAnswer(.zoneResults(try await modifyZones(operations, context: context)))
         case .modifySubscriptions(let operations):
-            return .subscriptionResults(try await modifySubscriptions(operations, context: context))
+            return ServiceAnswer(.subscriptionResults(try await modifySubscriptions(operations, context: context)))
         case .listSubscriptions:
-            return .subscriptions(try await listSubscriptions(context: context))
+            return ServiceAnswer(.subscriptions(try await listSubscriptions(context: context)))
         case .lookupSubscriptions(let identifiers):
-            return .subscriptionResults(try await lookupSubscriptions(identifiers, context: context))
+            return ServiceAnswer(.subscriptionResults(try await lookupSubscriptions(identifiers, context: context)))
         case .currentUser, .createToken:
             preconditionFailure("Internal inconsistency: answered above")
         }

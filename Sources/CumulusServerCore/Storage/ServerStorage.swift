@@ -125,6 +125,34 @@ public struct StoredRecord: Sendable, Hashable {
     }
 }
 
+/// A row of a zone's history as a page of changes answers it.
+public struct StoredChange: Sendable, Hashable {
+    /// The record's name.
+    public var name: String
+    /// The zone serial of the record's last change.
+    public var serial: Int64
+    /// What the row holds.
+    public var contents: Contents
+
+    /// A row's record, as the store keeps it.
+    public enum Contents: Sendable, Hashable {
+        /// The record was deleted.
+        case deleted
+        /// The record, decoded.
+        case record(Record)
+        /// The record's wire form (``WireFormat/encode(_:)`` of the record as
+        /// saved), not decoded.
+        case encoded([UInt8])
+    }
+
+    /// Creates a row.
+    public init(name: String, serial: Int64, contents: Contents) {
+        self.name = name
+        self.serial = serial
+        self.contents = contents
+    }
+}
+
 /// One entry of a database's zone history: the zone's latest change.
 public struct ZoneLogEntry: Sendable, Hashable {
     /// The zone's name.
@@ -235,9 +263,11 @@ public protocol StorageTransaction: Sendable {
     /// with `DELETE_SELF`.
     func deleteSelfReferrers(of names: [String], inZone zone: Int64) async throws -> [String]
     /// The rows changed after `serial`, oldest first, at most `limit`, of
-    /// the given record types (all for `nil`).
+    /// the given record types (all for `nil`). A store that keeps records in
+    /// their wire form answers that form, not decoded: a page of changes is
+    /// written from it as it is.
     func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
-        -> [StoredRecord]
+        -> [StoredChange]
     /// Every live record of a type in a zone.
     func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record]
 

@@ -34,7 +34,7 @@ extension CloudResponse {
         }
     }
 
-    private static func identifying(_ error: CloudError) -> CloudError {
+    static func identifying(_ error: CloudError) -> CloudError {
         guard error.uuid == nil else { return error }
         var error = error
         error.uuid = UUID().uuidString

@@ -90,12 +90,17 @@ extension CloudResponse {
             case .success(let changes):
                 try writeZoneChangesEntry(changes, to: &writer)
             case .failure(let error):
-                writer.append(byte: UInt8(ascii: "{"))
-                try writer.appendErrorMembers(error, afterMember: false)
-                writer.append(byte: UInt8(ascii: "}"))
+                try writeZoneFailure(error, to: &writer)
             }
         }
         writer.appendRaw("]}")
+    }
+
+    /// The entry of a zone whose changes could not be fetched: its error dictionary.
+    static func writeZoneFailure(_ error: CloudError, to writer: inout JSONWriter) throws {
+        writer.append(byte: UInt8(ascii: "{"))
+        try writer.appendErrorMembers(error, afterMember: false)
+        writer.append(byte: UInt8(ascii: "}"))
     }
 
     /// `{zoneID, syncToken, records, moreComing}`: one zone's changes.

@@ -171,7 +171,10 @@ public actor InMemoryCloudServer {
                     let zone = try await transaction.zones(inDatabase: database.id, named: [zoneID.zoneName]).first
                 else { return [] }
                 return try await transaction.changes(inZone: zone.id, after: 0, recordTypes: nil, limit: .max)
-                    .compactMap(\.record)
+                    .compactMap { change in
+                        if case .record(let record) = change.contents { return record }
+                        return nil
+                    }
             }
         }
         return records.sorted { ExactName($0.recordName) < ExactName($1.recordName) }

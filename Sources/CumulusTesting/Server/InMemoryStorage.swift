@@ -269,17 +269,19 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
     }
 
     func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
-        -> [StoredRecord]
+        -> [StoredChange]
     {
         let rows = try self.zone(zone)
         let types = recordTypes.map { Set($0.map(ExactName.init)) }
-        var page: [StoredRecord] = []
+        var page: [StoredChange] = []
         var next = serial + 1
         while next <= rows.zone.serial, page.count < limit {
             if let name = rows.namesBySerial[next], let row = rows.records[name],
                 types?.contains(ExactName(row.recordType)) ?? true
             {
-                page.append(row)
+                page.append(
+                    StoredChange(
+                        name: row.name, serial: row.serial, contents: row.record.map { .record($0) } ?? .deleted))
             }
             next += 1
         }

@@ -89,14 +89,14 @@ struct CloudRoutes: Sendable {
         }
         let fieldTypes = try await service.fieldTypes(container: container, environment: environment)
         let cloudRequest = try CloudRequest.decode(operation, body: bytes, fieldTypes: fieldTypes)
-        let answer: CloudResponse
+        let answer: ServiceAnswer
         if case .createToken = cloudRequest {
             guard !caller.isAnonymous else {
                 throw HTTPFailure(.authenticationRequired, "A notification channel needs a signed-in user or a key.")
             }
-            answer = try await token(for: caller, request: request)
+            answer = ServiceAnswer(try await token(for: caller, request: request))
         } else {
-            answer = try await service.perform(cloudRequest, as: caller)
+            answer = try await service.answer(cloudRequest, as: caller)
         }
         return Self.json(try answer.identifyingErrors().encodedBody())
     }

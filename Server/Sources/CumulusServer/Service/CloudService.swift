@@ -75,6 +75,12 @@ public final class CloudService: CloudServing {
         try await rules.perform(request, as: caller)
     }
 
+    /// Carries out one request for `caller` and answers it before it is
+    /// written: a page of changes keeps the records as storage holds them.
+    public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {
+        try await rules.answer(request, as: caller)
+    }
+
     // MARK: Admin controls
 
     /// Makes every sync token of a zone of a user's private database

@@ -11,6 +11,10 @@ public protocol CloudServing: Sendable {
     /// `InMemoryCloudServer`.
     func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse
 
+    /// Carries out one request for `caller`, like ``perform(_:as:)``, and
+    /// answers it before it is written (see ``RecordService/answer(_:as:)``).
+    func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer
+
     /// The types the container's schema gives fields, for decoding fields
     /// sent without `type`.
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> FieldTypeLookup
@@ -46,4 +50,12 @@ public protocol CloudServing: Sendable {
     /// channel's creation when `nil`) or `timeout` passes, and returns them with the next
     /// cursor. An unknown token throws `NOT_FOUND`.
     func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch
+}
+
+extension CloudServing {
+    /// The response of ``perform(_:as:)``, for a service that answers
+    /// nothing before it is written.
+    public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {
+        ServiceAnswer(try await perform(request, as: caller))
+    }
 }

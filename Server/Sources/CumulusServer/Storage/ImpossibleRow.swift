@@ -30,19 +30,23 @@ extension ImpossibleRow {
     /// The record a `records` row holds: a live row has a body in the wire
     /// format, a deleted one none; anything else is impossible.
     static func record(deleted: Bool, body: ByteBuffer?) throws(ImpossibleRow) -> Record? {
-        func impossible(_ problem: String) -> ImpossibleRow {
-            ImpossibleRow(table: "records", column: "body", problem: problem)
+        guard case .encoded(let bytes) = try contents(deleted: deleted, body: body) else { return nil }
+        do {
+            return try WireFormat.decodeRecord(from: bytes)
+        } catch {
+            throw ImpossibleRow(table: "records", column: "body", problem: "is not a record in the wire format")
         }
+    }
+
+    /// A `records` row's body, not decoded: a live row has one, a deleted
+    /// one none; anything else is impossible. (Whether the bytes are a
+    /// record is checked where they are read or written into an answer.)
+    static func contents(deleted: Bool, body: ByteBuffer?) throws(ImpossibleRow) -> StoredChange.Contents {
         switch (deleted, body) {
-        case (false, let body?):
-            do {
-                return try WireFormat.decodeRecord(from: Array(body.readableBytesView))
-            } catch {
-                throw impossible("is not a record in the wire format")
-            }
-        case (true, nil): return nil
-        case (false, nil): throw impossible("is NULL in a live record")
-        case (true, _?): throw impossible("is set in a deleted record")
+        case (false, let body?): return .encoded(Array(body.readableBytesView))
+        case (true, nil): return .deleted
+        case (false, nil): throw ImpossibleRow(table: "records", column: "body", problem: "is NULL in a live record")
+        case (true, _?): throw ImpossibleRow(table: "records", column: "body", problem: "is set in a deleted record")
         }
     }
 }

@@ -197,23 +197,31 @@ struct PostgresTransaction: StorageTransaction {
     }
 
     func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
-        -> [StoredRecord]
+        -> [StoredChange]
     {
+        let rows: [PostgresRow]
         if let recordTypes {
             guard !recordTypes.isEmpty else { return [] }
-            return try await records(
-                query(
-                    """
-                    SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone)
-                        AND serial > \(serial) AND type = ANY(\(recordTypes)) ORDER BY serial LIMIT \(Int64(limit))
-                    """))
-        }
-        return try await records(
-            query(
+            rows = try await query(
                 """
-                SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone) AND serial > \(serial)
+                SELECT name, serial, deleted, body FROM records WHERE zone_id = \(zone)
+                    AND serial > \(serial) AND type = ANY(\(recordTypes)) ORDER BY serial LIMIT \(Int64(limit))
+                """)
+        } else {
+            rows = try await query(
+                """
+                SELECT name, serial, deleted, body FROM records WHERE zone_id = \(zone) AND serial > \(serial)
                     ORDER BY serial LIMIT \(Int64(limit))
-                """))
+                """)
+        }
+        return try rows.map { row in
+            try read(row, table: "records") { columns in
+                StoredChange(
+                    name: try columns.value("name"), serial: try columns.value("serial"),
+                    contents: try ImpossibleRow.contents(
+                        deleted: try columns.value("deleted"), body: try columns.optional("body", as: ByteBuffer.self)))
+            }
+        }
     }
 
     func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {

@@ -195,9 +195,9 @@ struct SQLiteTransaction: StorageTransaction {
     }
 
     func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
-        -> [StoredRecord]
+        -> [StoredChange]
     {
-        var sql = "SELECT \(Self.recordColumns) FROM records WHERE zone_id = ? AND serial > ?"
+        var sql = "SELECT \(Self.changeColumns) FROM records WHERE zone_id = ? AND serial > ?"
         var binds: [SQLiteData] = [.integer(Int(zone)), .integer(Int(serial))]
         if let recordTypes {
             guard !recordTypes.isEmpty else { return [] }
@@ -206,7 +206,14 @@ struct SQLiteTransaction: StorageTransaction {
         }
         sql += " ORDER BY serial LIMIT ?"
         binds.append(.integer(limit))
-        return try await query(sql, binds).map(record)
+        return try await query(sql, binds).map { row in
+            try read(row, table: "records") { columns in
+                StoredChange(
+                    name: try columns.text("name"), serial: try columns.integer("serial"),
+                    contents: try ImpossibleRow.contents(
+                        deleted: try columns.bool("deleted"), body: try columns.optionalBlob("body")))
+            }
+        }
     }
 
     func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {
@@ -400,6 +407,7 @@ struct SQLiteTransaction: StorageTransaction {
 
     /// The select list of a record row.
     private static let recordColumns = SQLiteColumns.exact(["name", "type", "creator"]) + ", serial, deleted, body"
+    private static let changeColumns = SQLiteColumns.exact(["name"]) + ", serial, deleted, body"
 
     /// Reads one row of `table`; an impossible one answers `INTERNAL_ERROR`, logged.
     private func read<T>(_ row: SQLiteRow, table: String, _ body: (SQLiteColumns) throws -> T) throws -> T {
