@@ -75,8 +75,10 @@ enum Throughput {
     /// The floor of the server's writes on SQLite: SQLite alone (WAL,
     /// `synchronous=FULL`, as the server opens it) inserting the same
     /// records' wire JSON, 200 rows per committed transaction, with no
-    /// reads, no rules and no HTTP.
-    static func sqliteFloorRate(count: Int) async throws -> Double {
+    /// reads, no rules and no HTTP; with `smallStatements`, that many
+    /// `SELECT 1` more in each transaction, each a round trip through
+    /// sqlite-nio's thread pool as every statement of the service is.
+    static func sqliteFloorRate(count: Int, smallStatements: Int = 0) async throws -> Double {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cumulus-floor-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -95,6 +97,7 @@ enum Throughput {
             _ = try await connection.query("BEGIN IMMEDIATE")
             let placeholders = Array(repeating: "(?, ?)", count: batch.count / 2).joined(separator: ", ")
             _ = try await connection.query("INSERT OR REPLACE INTO records (name, body) VALUES \(placeholders)", batch)
+            for _ in 0..<smallStatements { _ = try await connection.query("SELECT 1") }
             _ = try await connection.query("COMMIT")
         }
         let rate = Double(count) / (clock.now - start).seconds
