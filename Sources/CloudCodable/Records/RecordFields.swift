@@ -247,6 +247,31 @@ extension RecordFields: RandomAccessCollection {
         if let wire { return (wire.name(at: position), wire.value(at: position)) }
         return (entries[position].name, entries[position].value)
     }
+
+    /// The type of the field at `position`, known without reading its
+    /// value from the wire: a rule that looks at one type of field (the
+    /// references, say) skips the others at no cost.
+    package func type(at position: Int) -> FieldType {
+        if let wire { return wire.slot(position).type }
+        return entries[position].value.type
+    }
+
+    /// Whether the field at `position` is a list with no items, known
+    /// without reading its value from the wire.
+    package func isEmptyList(at position: Int) -> Bool {
+        if let wire {
+            // Wire fields are kept in the writer's compact form: an empty list is `[]`.
+            let slot = wire.slot(position)
+            return slot.type.isList && slot.valueEnd - slot.valueStart == 2
+        }
+        return entries[position].value.listCount == 0
+    }
+
+    /// The name of the field at `position`, without reading its value.
+    package func name(at position: Int) -> String {
+        if let wire { return wire.name(at: position) }
+        return entries[position].name
+    }
 }
 
 extension RecordFields: ExpressibleByDictionaryLiteral {

@@ -77,9 +77,15 @@ public enum NameRules {
         try check(record.recordName, "a record name")
         try check(record.recordType, "the record type of '\(record.recordName)'")
         try check(record.zoneID)
-        for (name, value) in record.fields {
+        let fields = record.fields
+        for position in fields.indices {
+            let name = fields.name(at: position)
             try check(name, "a field name of '\(record.recordName)'")
-            try check(value, field: name)
+            // Only references hold names; other values are not read.
+            switch fields.type(at: position) {
+            case .reference, .referenceList: try check(fields[position].value, field: name)
+            default: continue
+            }
         }
     }
 

@@ -96,11 +96,13 @@ struct RecordModification: Sendable {
                 let saved = applier.save(record, creator: existing.map { $0.creator } ?? context.user)
                 results.append(.record(saved.keeping(desiredKeys)))
                 // An empty list says nothing of which list it is: it teaches no type.
-                for (field, value) in saved.fields
-                where schema.type(ofField: field, in: saved.recordType) == nil && !value.isEmptyList {
+                let fields = saved.fields
+                for position in fields.indices where !fields.isEmptyList(at: position) {
+                    let field = fields.name(at: position)
+                    guard schema.type(ofField: field, in: saved.recordType) == nil else { continue }
                     newFieldTypes[ExactName(saved.recordType), default: [:]][ExactName(field)] =
                         newFieldTypes[ExactName(saved.recordType)]?[ExactName(field)]
-                        ?? StoredFieldType(recordType: saved.recordType, fieldName: field, type: value.type)
+                        ?? StoredFieldType(recordType: saved.recordType, fieldName: field, type: fields.type(at: position))
                 }
             case .success(.delete(let name, let zoneID)):
                 try await applier.deleteCascading(name)
@@ -217,9 +219,13 @@ struct RecordModification: Sendable {
             fields = existing.fields
             for (key, value) in sent.fields { fields[key] = value }
         }
-        for (field, value) in sent.fields {
+        // Types are known without reading the values.
+        let sentFields = sent.fields
+        for position in sentFields.indices {
             if let refusal = schema.refusal(
-                of: value, field: field, recordType: sent.recordType, environment: context.key.environment)
+                of: sentFields.type(at: position), isEmptyList: sentFields.isEmptyList(at: position),
+                field: sentFields.name(at: position), recordType: sent.recordType,
+                environment: context.key.environment)
             {
                 return failure(.badRequest, refusal)
             }

@@ -33,43 +33,22 @@ struct Schema: Sendable {
         if types[recordType]?[field] == nil { types[recordType, default: [:]][field] = type.type }
     }
 
-    /// Why `value` cannot be written to `field` of `recordType`, or `nil`
-    /// when it can. `production` accepts only the fields it knows; an empty
+    /// Why a value of `type` cannot be written to `field` of `recordType`,
+    /// or `nil` when it can. `production` accepts only the fields it knows; an empty
     /// list fits any list type (it does not say which list it is).
-    func refusal(of value: FieldValue, field: String, recordType: String, environment: CloudEnvironment)
-        -> String?
-    {
-        guard let known = type(ofField: field, in: recordType) else {
+    func refusal(
+        of type: FieldType, isEmptyList: Bool, field: String, recordType: String, environment: CloudEnvironment
+    ) -> String? {
+        guard let known = self.type(ofField: field, in: recordType) else {
             guard environment == .production else { return nil }
             return "field '\(field)' of record type '\(recordType)' is not in the production schema; "
                 + "deploy the development schema to add it"
         }
-        if known == value.type || (value.isEmptyList && known.isList) { return nil }
-        return "field '\(field)' of record type '\(recordType)' is a \(known.rawValue), not a \(value.type.rawValue)"
+        if known == type || (isEmptyList && known.isList) { return nil }
+        return "field '\(field)' of record type '\(recordType)' is a \(known.rawValue), not a \(type.rawValue)"
     }
 }
 
-extension FieldValue {
-    /// Whether the value is a list with no items.
-    var isEmptyList: Bool {
-        switch self {
-        case .stringList(let list): list.isEmpty
-        case .int64List(let list): list.isEmpty
-        case .doubleList(let list): list.isEmpty
-        case .timestampList(let list): list.isEmpty
-        case .bytesList(let list): list.isEmpty
-        case .referenceList(let list): list.isEmpty
-        case .assetList(let list): list.isEmpty
-        case .locationList(let list): list.isEmpty
-        default: false
-        }
-    }
-}
-
-extension FieldType {
-    /// Whether the type is one of the `_LIST` types.
-    var isList: Bool { rawValue.hasSuffix("_LIST") }
-}
 
 extension RecordService {
     /// The environment's schema, read from storage on first use.
