@@ -81,6 +81,7 @@ struct ServerFigures {
         // it reads the database, zone, quota and records, and writes index rows, zone, zone log and database,
         // then reads the subscriptions.
         let statementsFloorRate = try await Throughput.sqliteFloorRate(count: count, smallStatements: 9)
+        let storageFloorRate = try await Throughput.storageFloorRate(count: count, logger: quietLogger)
         printTable(
             ["path", "records/s", "share of in-memory"],
             [
@@ -94,6 +95,10 @@ struct ServerFigures {
                 [
                     "  the same with 9 SELECT 1 more per commit", statementsFloorRate.grouped,
                     ratio(statementsFloorRate, memoryRate),
+                ],
+                [
+                    "floor: SQLiteStorage alone, the service's calls, no rules", storageFloorRate.grouped,
+                    ratio(storageFloorRate, memoryRate),
                 ],
             ])
 

@@ -2,6 +2,7 @@ import BenchmarkModels
 import Cumulus
 import CumulusServer
 import Foundation
+import Logging
 import PostgresNIO
 import SQLiteNIO
 
@@ -102,6 +103,61 @@ enum Throughput {
         }
         let rate = Double(count) / (clock.now - start).seconds
         try await connection.close()
+        return rate
+    }
+
+    /// The floor of the service's writes on its own schema: `SQLiteStorage`
+    /// alone making the storage calls a 200-record `records/modify` of new
+    /// records makes (the database, zone, quota and records read, the rows
+    /// with their indexes, zone, zone log and database written, the
+    /// subscriptions read), with rows made before the clock starts: no
+    /// rules, no encoding and no HTTP.
+    static func storageFloorRate(count: Int, logger: Logger) async throws -> Double {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cumulus-storage-floor-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = try await SQLiteStorage(
+            path: directory.appendingPathComponent("floor.sqlite").path, logger: logger)
+        let key = DatabaseKey(container: "iCloud.floor", environment: .development, scope: .private, owner: "_floor")
+        let zoneName = zone.zoneName
+        try await storage.write { transaction in
+            let database = try await transaction.createDatabase(key, incarnation: 1)
+            _ = try await transaction.createZone(named: zoneName, inDatabase: database.id, incarnation: 1)
+        }
+        var serial: Int64 = 0
+        let batches = try batches(count: count).map { batch in
+            batch.map { record in
+                serial += 1
+                var saved = record
+                saved.metadata = RecordMetadata(changeTag: "1-\(serial)", zoneID: zone)
+                return StoredRecord(
+                    name: record.recordName, recordType: record.recordType, serial: serial, creator: "_floor",
+                    record: saved, deleteSelfTargets: [])
+            }
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        for rows in batches {
+            try await storage.write { transaction in
+                guard var database = try await transaction.database(key),
+                    var zone = try await transaction.zones(inDatabase: database.id, named: [zoneName]).first
+                else { throw CloudError(.internalError, reason: "the floor's zone is gone") }
+                _ = try await transaction.isQuotaExceeded(user: "_floor", container: key.container, environment: .development)
+                _ = try await transaction.records(named: rows.map(\.name), inZone: zone.id)
+                try await transaction.saveRecords(rows, inZone: zone.id)
+                zone.serial = rows.last?.serial ?? zone.serial
+                try await transaction.updateZone(zone)
+                database.serial += 1
+                try await transaction.logZoneChanges(
+                    [ZoneLogEntry(zoneName: zoneName, serial: database.serial, deleted: false)],
+                    inDatabase: database.id)
+                try await transaction.updateDatabase(database)
+                _ = try await transaction.subscriptions(inDatabase: database.id, user: nil)
+            }
+        }
+        let rate = Double(count) / (clock.now - start).seconds
+        try await storage.close()
         return rate
     }
 
