@@ -55,6 +55,14 @@ struct WireFieldsTests {
             #expect(wireIdentical(read, value))
         }
         #expect(fields["no such field"] == nil)
+        // What rules read without reading values agrees with the values.
+        for position in fields.indices {
+            #expect(fields.name(at: position) == expected.name(at: position))
+            #expect(fields.type(at: position) == expected.type(at: position))
+            #expect(fields.type(at: position) == fields[position].value.type)
+            #expect(fields.isEmptyList(at: position) == expected.isEmptyList(at: position))
+            #expect(fields.isEmptyList(at: position) == (fields[position].value.listCount == 0))
+        }
         #expect(WireFormat.encodedSize(ofFields: fields) == WireFormat.encodedSize(ofFields: expected))
         #expect(WireFormat.maximumEncodedSize(ofFields: fields) >= WireFormat.encodedSize(ofFields: fields))
         var writer = JSONWriter()
