@@ -14,15 +14,18 @@ struct ServeCommand: AsyncParsableCommand {
     var port: Int = 8080
 
     @Option(help: "Seconds from a request's first byte to the end of its headers before it is answered 408.")
-    var headerTimeout: Double = Self.seconds(ServerConfiguration().requestHeadTimeout)
+    var headerTimeout: Double = Self.seconds(Self.defaults.requestHeadTimeout)
 
     @Option(help: "Seconds from the end of a request's headers to the end of its body before it is answered 408.")
-    var bodyTimeout: Double = Self.seconds(ServerConfiguration().requestBodyTimeout)
+    var bodyTimeout: Double = Self.seconds(Self.defaults.requestBodyTimeout)
 
     @Option(help: "Seconds a connection may stay open with no request before it is closed.")
-    var idleTimeout: Double = Self.seconds(ServerConfiguration().idleConnectionTimeout)
+    var idleTimeout: Double = Self.seconds(Self.defaults.idleConnectionTimeout)
 
     @OptionGroup var data: DataOptions
+
+    /// The configuration whose settings the options default to.
+    private static let defaults = ServerConfiguration(logger: Logger(label: "cumulus"))
 
     func validate() throws {
         for (name, value) in [("header", headerTimeout), ("body", bodyTimeout), ("idle", idleTimeout)] {
@@ -44,7 +47,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "cumulus")
         let location = try data.location()
-        let service = try await data.openService()
+        let service = try await data.openService(logger: logger)
         let server = CumulusHTTPServer(service: service, configuration: serverConfiguration(logger: logger))
         let host = self.host
         do {

@@ -9,9 +9,9 @@ struct HTTPServeOptionsTests {
     @Test("the timeouts default to the configuration's and take seconds; zero or negative is refused")
     func timeouts() throws {
         let defaults = try ServeCommand.parse([]).serverConfiguration(logger: quietLogger)
-        #expect(defaults.requestHeadTimeout == ServerConfiguration().requestHeadTimeout)
-        #expect(defaults.requestBodyTimeout == ServerConfiguration().requestBodyTimeout)
-        #expect(defaults.idleConnectionTimeout == ServerConfiguration().idleConnectionTimeout)
+        #expect(defaults.requestHeadTimeout == ServerConfiguration(logger: quietLogger).requestHeadTimeout)
+        #expect(defaults.requestBodyTimeout == ServerConfiguration(logger: quietLogger).requestBodyTimeout)
+        #expect(defaults.idleConnectionTimeout == ServerConfiguration(logger: quietLogger).idleConnectionTimeout)
 
         let set = try ServeCommand.parse(["--header-timeout", "2.5", "--body-timeout", "30", "--idle-timeout", "5"])
             .serverConfiguration(logger: quietLogger)

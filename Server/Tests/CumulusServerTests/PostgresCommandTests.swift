@@ -33,14 +33,14 @@ struct PostgresCommandTests {
                     "key", "add", "--container", container, "--public-key", pemFile.path, "--postgres", text,
                 ]).last)
 
-            let service = try await CloudService.open(postgres: url)
+            let service = try await CloudService.open(postgres: url, logger: quietLogger)
             #expect(try await service.authenticateContainer(named: container, apiToken: apiToken))
             #expect(try await service.user(container: container, webAuthToken: webAuthToken) != nil)
             #expect(try await service.serverKey(container: container, keyID: keyID) != nil)
             try await service.close()
 
             let serve = try #require(try CumulusCommand.parseAsRoot(["serve", "--postgres", text]) as? ServeCommand)
-            let opened = try await serve.data.openService()
+            let opened = try await serve.data.openService(logger: quietLogger)
             #expect(try await opened.authenticateContainer(named: container, apiToken: apiToken))
             try await opened.close()
         }

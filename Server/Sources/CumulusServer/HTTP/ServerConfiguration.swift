@@ -40,14 +40,17 @@ public struct ServerConfiguration: Sendable {
     /// Where the server logs: one line per request, never a token.
     public var logger: Logger
 
-    /// Creates a configuration.
+    /// Creates a configuration with the default limits.
+    ///
+    /// - Parameter logger: Where the server logs; the caller chooses its
+    ///   label, level and handler.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 16 * 1024 * 1024,
         maximumUnauthenticatedBodyBytes: Int = 32 * 1024 * 1024, maximumUnauthenticatedBodies: Int = 64,
         requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(60),
         idleConnectionTimeout: Duration = .seconds(75), authenticationCacheSize: Int = 10_000,
         authenticationCacheLifetime: Duration = .seconds(60), notificationPollTimeout: Duration = .seconds(25),
-        signatureDateTolerance: Duration = .seconds(300), logger: Logger = Logger(label: "cumulus.server")
+        signatureDateTolerance: Duration = .seconds(300), logger: Logger
     ) {
         self.host = host
         self.port = port
