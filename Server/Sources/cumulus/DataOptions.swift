@@ -55,10 +55,15 @@ struct DataOptions: ParsableArguments {
         return directory.appendingPathComponent("cumulus.sqlite").path
     }
 
-    /// Opens the service on PostgreSQL when one is selected, else on the
-    /// data directory's SQLite file; its storage logs to `logger`.
-    func openService(logger: Logger) async throws -> CloudService {
-        if let url = try postgresURL() { return try await CloudService.open(postgres: url, logger: logger) }
+    /// Opens the service on PostgreSQL (bounded by `postgresLimits`) when
+    /// one is selected, else on the data directory's SQLite file; its
+    /// storage logs to `logger`.
+    func openService(logger: Logger, postgresLimits: PostgresStorage.Limits = PostgresStorage.Limits())
+        async throws -> CloudService
+    {
+        if let url = try postgresURL() {
+            return try await CloudService.open(postgres: url, limits: postgresLimits, logger: logger)
+        }
         return try await CloudService.open(path: storePath(), logger: logger)
     }
 

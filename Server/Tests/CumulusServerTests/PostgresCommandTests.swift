@@ -39,9 +39,19 @@ struct PostgresCommandTests {
             #expect(try await service.serverKey(container: container, keyID: keyID) != nil)
             try await service.close()
 
-            let serve = try #require(try CumulusCommand.parseAsRoot(["serve", "--postgres", text]) as? ServeCommand)
-            let opened = try await serve.data.openService(logger: quietLogger)
+            let serve = try #require(
+                try CumulusCommand.parseAsRoot([
+                    "serve", "--postgres", text, "--postgres-connection-wait", "3", "--postgres-statement-timeout",
+                    "2.5", "--postgres-transaction-timeout", "20",
+                ]) as? ServeCommand)
+            let opened = try await serve.openService(logger: quietLogger)
             #expect(try await opened.authenticateContainer(named: container, apiToken: apiToken))
+            let limits = try #require((opened.storage as? PostgresStorage)?.limits)
+            #expect(
+                limits
+                    == PostgresStorage.Limits(
+                        connectionWait: .seconds(3), statementTimeout: .milliseconds(2500),
+                        transactionTimeout: .seconds(20)))
             try await opened.close()
         }
     }

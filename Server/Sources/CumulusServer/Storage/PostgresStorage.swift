@@ -224,12 +224,15 @@ extension CloudService {
     /// each announces its writes with `NOTIFY` (``PostgresChangeBroadcaster``)
     /// so that the others' long polls hear them.
     ///
-    /// - Parameter logger: Where the storage and the broadcaster log.
+    /// - Parameters:
+    ///   - limits: The bounds on every storage transaction.
+    ///   - logger: Where the storage and the broadcaster log.
     public static func open(
         postgres url: PostgresURL, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        notificationIdleLimit: Duration = .seconds(600), logger: Logger
+        notificationIdleLimit: Duration = .seconds(600), limits: PostgresStorage.Limits = PostgresStorage.Limits(),
+        logger: Logger
     ) async throws -> CloudService {
-        let storage = try await PostgresStorage(url: url, logger: logger)
+        let storage = try await PostgresStorage(url: url, limits: limits, logger: logger)
         let broadcaster: PostgresChangeBroadcaster
         do {
             broadcaster = try await PostgresChangeBroadcaster(url: url, logger: logger)
