@@ -40,7 +40,8 @@ enum StoreSetup: String, CaseIterable, Sendable {
             let directory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("cumulus-bench-\(UUID().uuidString)", isDirectory: true)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let service = try await CloudService.open(path: directory.appendingPathComponent("cumulus.sqlite").path)
+            let service = try await CloudService.open(
+                path: directory.appendingPathComponent("cumulus.sqlite").path, logger: quietLogger)
             return try await Deployment.start(services: [service]) {
                 try? FileManager.default.removeItem(at: directory)
             }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Cumulus
 import CumulusServer
 import Foundation
+import Logging
 
 /// Where every command keeps the data: the SQLite file of a data
 /// directory, or a PostgreSQL database that several servers share.
@@ -54,16 +55,21 @@ struct DataOptions: ParsableArguments {
         return directory.appendingPathComponent("cumulus.sqlite").path
     }
 
-    /// Opens the service on PostgreSQL when one is selected, else on the
-    /// data directory's SQLite file.
-    func openService() async throws -> CloudService {
-        if let url = try postgresURL() { return try await CloudService.open(postgres: url) }
-        return try await CloudService.open(path: storePath())
+    /// Opens the service on PostgreSQL (bounded by `postgresLimits`) when
+    /// one is selected, else on the data directory's SQLite file; its
+    /// storage logs to `logger`.
+    func openService(logger: Logger, postgresLimits: PostgresStorage.Limits = PostgresStorage.Limits())
+        async throws -> CloudService
+    {
+        if let url = try postgresURL() {
+            return try await CloudService.open(postgres: url, limits: postgresLimits, logger: logger)
+        }
+        return try await CloudService.open(path: storePath(), logger: logger)
     }
 
     /// Opens the service, runs `body` and closes the store.
     func withService<T: Sendable>(_ body: (CloudService) async throws -> T) async throws -> T {
-        let service = try await openService()
+        let service = try await openService(logger: Logger(label: "cumulus"))
         do {
             let result = try await body(service)
             try await service.close()

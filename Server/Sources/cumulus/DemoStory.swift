@@ -15,9 +15,10 @@ struct DemoStory {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
 
-        let service = try await CloudService.open(path: directory.appendingPathComponent("cumulus.sqlite").path)
         var logger = Logger(label: "cumulus.demo")
         logger.logLevel = .warning
+        let service = try await CloudService.open(
+            path: directory.appendingPathComponent("cumulus.sqlite").path, logger: logger)
         let server = CumulusHTTPServer(service: service, configuration: ServerConfiguration(port: 0, logger: logger))
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let serving = Task { try await server.run { port in portContinuation.yield(port) } }

@@ -14,20 +14,38 @@ struct ServeCommand: AsyncParsableCommand {
     var port: Int = 8080
 
     @Option(help: "Seconds from a request's first byte to the end of its headers before it is answered 408.")
-    var headerTimeout: Double = Self.seconds(ServerConfiguration().requestHeadTimeout)
+    var headerTimeout: Double = Self.seconds(Self.defaults.requestHeadTimeout)
 
     @Option(help: "Seconds from the end of a request's headers to the end of its body before it is answered 408.")
-    var bodyTimeout: Double = Self.seconds(ServerConfiguration().requestBodyTimeout)
+    var bodyTimeout: Double = Self.seconds(Self.defaults.requestBodyTimeout)
 
     @Option(help: "Seconds a connection may stay open with no request before it is closed.")
-    var idleTimeout: Double = Self.seconds(ServerConfiguration().idleConnectionTimeout)
+    var idleTimeout: Double = Self.seconds(Self.defaults.idleConnectionTimeout)
+
+    @Option(help: "Seconds a PostgreSQL transaction waits for a connection before its request answers 503.")
+    var postgresConnectionWait: Double = Self.seconds(PostgresStorage.Limits().connectionWait)
+
+    @Option(help: "Seconds PostgreSQL lets a statement run, or a transaction stay idle, before ending it.")
+    var postgresStatementTimeout: Double = Self.seconds(PostgresStorage.Limits().statementTimeout)
+
+    @Option(help: "Seconds from a PostgreSQL transaction's start before its request answers 503.")
+    var postgresTransactionTimeout: Double = Self.seconds(PostgresStorage.Limits().transactionTimeout)
 
     @OptionGroup var data: DataOptions
 
+    /// The configuration whose settings the options default to.
+    private static let defaults = ServerConfiguration(logger: Logger(label: "cumulus"))
+
     func validate() throws {
-        for (name, value) in [("header", headerTimeout), ("body", bodyTimeout), ("idle", idleTimeout)] {
+        let durations = [
+            ("header-timeout", headerTimeout), ("body-timeout", bodyTimeout), ("idle-timeout", idleTimeout),
+            ("postgres-connection-wait", postgresConnectionWait),
+            ("postgres-statement-timeout", postgresStatementTimeout),
+            ("postgres-transaction-timeout", postgresTransactionTimeout),
+        ]
+        for (name, value) in durations {
             guard value > 0, value <= 86_400 else {
-                throw ValidationError("--\(name)-timeout must be more than 0 and at most 86400 seconds.")
+                throw ValidationError("--\(name) must be more than 0 and at most 86400 seconds.")
             }
         }
     }
@@ -35,16 +53,30 @@ struct ServeCommand: AsyncParsableCommand {
     /// The server's configuration from the options.
     func serverConfiguration(logger: Logger) -> ServerConfiguration {
         var configuration = ServerConfiguration(host: host, port: port, logger: logger)
-        configuration.requestHeadTimeout = .milliseconds(Int64(headerTimeout * 1000))
-        configuration.requestBodyTimeout = .milliseconds(Int64(bodyTimeout * 1000))
-        configuration.idleConnectionTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        configuration.requestHeadTimeout = Self.duration(headerTimeout)
+        configuration.requestBodyTimeout = Self.duration(bodyTimeout)
+        configuration.idleConnectionTimeout = Self.duration(idleTimeout)
         return configuration
+    }
+
+    /// The bounds on every PostgreSQL transaction from the options.
+    func postgresLimits() -> PostgresStorage.Limits {
+        var limits = PostgresStorage.Limits()
+        limits.connectionWait = Self.duration(postgresConnectionWait)
+        limits.statementTimeout = Self.duration(postgresStatementTimeout)
+        limits.transactionTimeout = Self.duration(postgresTransactionTimeout)
+        return limits
+    }
+
+    /// Opens the service the data options select, on PostgreSQL with ``postgresLimits()``.
+    func openService(logger: Logger) async throws -> CloudService {
+        try await data.openService(logger: logger, postgresLimits: postgresLimits())
     }
 
     func run() async throws {
         let logger = Logger(label: "cumulus")
         let location = try data.location()
-        let service = try await data.openService()
+        let service = try await openService(logger: logger)
         let server = CumulusHTTPServer(service: service, configuration: serverConfiguration(logger: logger))
         let host = self.host
         do {
@@ -61,5 +93,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// A validated option's seconds in whole milliseconds, at least one, so
+    /// that a positive option never becomes a zero limit.
+    private static func duration(_ seconds: Double) -> Duration {
+        .milliseconds(max(Int64((seconds * 1000).rounded()), 1))
     }
 }

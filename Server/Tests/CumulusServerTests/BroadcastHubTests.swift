@@ -15,7 +15,8 @@ struct TwoServers {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-broadcast-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let storage = try await SQLiteStorage(path: directory.appendingPathComponent("cumulus.sqlite").path)
+        let storage = try await SQLiteStorage(
+            path: directory.appendingPathComponent("cumulus.sqlite").path, logger: quietLogger)
         return TwoServers(
             directory: directory, storage: storage, a: CloudService(storage: storage, broadcaster: first),
             b: CloudService(storage: storage, broadcaster: second))

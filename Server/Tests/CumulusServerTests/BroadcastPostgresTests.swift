@@ -80,9 +80,9 @@ struct BroadcastPostgresTests {
         static func make() async throws -> Setup {
             let database = try await BroadcastDatabase.make()
             let servers = try await TwoServers.make(
-                a: try await PostgresChangeBroadcaster(url: database.url),
-                b: try await PostgresChangeBroadcaster(url: database.url))
-            let observer = try await PostgresChangeBroadcaster(url: database.url)
+                a: try await PostgresChangeBroadcaster(url: database.url, logger: quietLogger),
+                b: try await PostgresChangeBroadcaster(url: database.url, logger: quietLogger))
+            let observer = try await PostgresChangeBroadcaster(url: database.url, logger: quietLogger)
             return Setup(
                 database: database, servers: servers, observer: observer, recorder: BroadcastRecorder(observer))
         }
@@ -222,8 +222,8 @@ struct BroadcastPostgresTests {
     @Test("an announcement too long for one notification arrives whole")
     func oversizeAnnouncements() async throws {
         let database = try await BroadcastDatabase.make()
-        let sender = try await PostgresChangeBroadcaster(url: database.url)
-        let receiver = try await PostgresChangeBroadcaster(url: database.url)
+        let sender = try await PostgresChangeBroadcaster(url: database.url, logger: quietLogger)
+        let receiver = try await PostgresChangeBroadcaster(url: database.url, logger: quietLogger)
         let recorder = BroadcastRecorder(receiver)
         // Far over PostgreSQL's 8000 bytes a notification, with characters JSON escapes.
         let zones = (0..<60).map { "zone \($0) \"é\" " + String(repeating: "z", count: 240) }
@@ -243,7 +243,8 @@ struct BroadcastPostgresTests {
     @Test func badChannelNamesAreRefused() async throws {
         let database = try await BroadcastDatabase.make()
         await #expect(throws: CloudError.self) {
-            _ = try await PostgresChangeBroadcaster(url: database.url, channel: "changes\"; DROP")
+            _ = try await PostgresChangeBroadcaster(
+                url: database.url, channel: "changes\"; DROP", logger: quietLogger)
         }
         await database.drop()
     }

@@ -132,6 +132,35 @@ struct HTTPAuthenticationTests {
         }
     }
 
+    @Test("a signed request's date is checked against the configuration's clock, not the system's")
+    func signatureDateUsesTheConfiguredClock() async throws {
+        // Years from the real time: a date near it passes only if this clock is read.
+        let serverTime = Date(timeIntervalSince1970: 1_000_000_000)
+        let configuration = ServerConfiguration(
+            port: 0, signatureDateTolerance: .seconds(300), now: { serverTime }, logger: quietLogger)
+        try await HTTPTestServer.with(configuration: configuration) { server in
+            let key = P256.Signing.PrivateKey()
+            let keyID = try await server.service.addServerKey(
+                container: server.container, publicKeyPEM: key.publicKey.pemRepresentation)
+            let path = server.path("records/query", scope: "public")
+            let body = Array(#"{"query":{"recordType":"Note"}}"#.utf8)
+            let cases: [(label: String, date: Date, status: Int)] = [
+                ("within tolerance, behind", serverTime.addingTimeInterval(-290), 200),
+                ("within tolerance, ahead", serverTime.addingTimeInterval(290), 200),
+                ("outside tolerance, behind", serverTime.addingTimeInterval(-310), 401),
+                ("outside tolerance, ahead", serverTime.addingTimeInterval(310), 401),
+                ("the system's time", Date(), 401),
+            ]
+            for (label, date, status) in cases {
+                let answer = try await server.send(
+                    "POST", path, body: body,
+                    headers: try Self.signature(key: key, keyID: keyID, body: body, path: path, date: date))
+                #expect(answer.status == status, "\(label): \(answer.status)")
+                if status == 401 { #expect(answer.isError(.authenticationFailed, status: 401), "\(label)") }
+            }
+        }
+    }
+
     /// The three headers of a request signed with `key`, written here apart
     /// from the client's signer so that each checks the other.
     static func signature(key: P256.Signing.PrivateKey, keyID: String, body: [UInt8], path: String, date: Date = Date())

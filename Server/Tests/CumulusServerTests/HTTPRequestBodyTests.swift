@@ -29,7 +29,7 @@ struct HTTPRequestBodyTests {
         "bad bodies get their error dictionary, change nothing, and the server keeps serving",
         arguments: TestStore.single)
     func badBodies(_ store: TestStore) async throws {
-        let configuration = ServerConfiguration(port: 0, maximumBodySize: 256 * 1024)
+        let configuration = ServerConfiguration(port: 0, maximumBodySize: 256 * 1024, logger: quietLogger)
         try await HTTPTestServer.with(store: store, configuration: configuration) { server in
             let good = Self.modify([Self.create("n1")])
             let deep =

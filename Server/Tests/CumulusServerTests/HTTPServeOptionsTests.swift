@@ -9,9 +9,9 @@ struct HTTPServeOptionsTests {
     @Test("the timeouts default to the configuration's and take seconds; zero or negative is refused")
     func timeouts() throws {
         let defaults = try ServeCommand.parse([]).serverConfiguration(logger: quietLogger)
-        #expect(defaults.requestHeadTimeout == ServerConfiguration().requestHeadTimeout)
-        #expect(defaults.requestBodyTimeout == ServerConfiguration().requestBodyTimeout)
-        #expect(defaults.idleConnectionTimeout == ServerConfiguration().idleConnectionTimeout)
+        #expect(defaults.requestHeadTimeout == ServerConfiguration(logger: quietLogger).requestHeadTimeout)
+        #expect(defaults.requestBodyTimeout == ServerConfiguration(logger: quietLogger).requestBodyTimeout)
+        #expect(defaults.idleConnectionTimeout == ServerConfiguration(logger: quietLogger).idleConnectionTimeout)
 
         let set = try ServeCommand.parse(["--header-timeout", "2.5", "--body-timeout", "30", "--idle-timeout", "5"])
             .serverConfiguration(logger: quietLogger)
@@ -22,6 +22,38 @@ struct HTTPServeOptionsTests {
         for option in ["--header-timeout", "--body-timeout", "--idle-timeout"] {
             #expect(throws: (any Error).self) { try ServeCommand.parse([option, "0"]) }
             #expect(throws: (any Error).self) { try ServeCommand.parse([option, "-1"]) }
+        }
+    }
+
+    @Test("the PostgreSQL limits default to the storage's and take seconds; zero, negative or malformed is refused")
+    func postgresLimits() throws {
+        #expect(try ServeCommand.parse([]).postgresLimits() == PostgresStorage.Limits())
+
+        let set = try ServeCommand.parse([
+            "--postgres-connection-wait", "2.5", "--postgres-statement-timeout", "0.25",
+            "--postgres-transaction-timeout", "45",
+        ]).postgresLimits()
+        #expect(set.connectionWait == .milliseconds(2500))
+        #expect(set.statementTimeout == .milliseconds(250))
+        #expect(set.transactionTimeout == .seconds(45))
+        #expect(set.retryAfter == PostgresStorage.Limits().retryAfter)
+        // A positive value under a millisecond is still a positive limit.
+        let tiny = try ServeCommand.parse(["--postgres-statement-timeout", "0.0001"]).postgresLimits()
+        #expect(tiny.statementTimeout == .milliseconds(1))
+
+        let options = ["--postgres-connection-wait", "--postgres-statement-timeout", "--postgres-transaction-timeout"]
+        for option in options {
+            for value in ["0", "-1", "-0.5", "soon", "1s", "nan", "inf", "86401"] {
+                for arguments in [[option, value], ["\(option)=\(value)"]] {
+                    do {
+                        _ = try ServeCommand.parse(arguments)
+                        Issue.record("\(arguments) was accepted")
+                    } catch {
+                        let message = ServeCommand.message(for: error)
+                        #expect(message.contains(option), "\(arguments): \(message)")
+                    }
+                }
+            }
         }
     }
 }

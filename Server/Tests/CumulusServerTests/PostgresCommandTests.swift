@@ -33,15 +33,25 @@ struct PostgresCommandTests {
                     "key", "add", "--container", container, "--public-key", pemFile.path, "--postgres", text,
                 ]).last)
 
-            let service = try await CloudService.open(postgres: url)
+            let service = try await CloudService.open(postgres: url, logger: quietLogger)
             #expect(try await service.authenticateContainer(named: container, apiToken: apiToken))
             #expect(try await service.user(container: container, webAuthToken: webAuthToken) != nil)
             #expect(try await service.serverKey(container: container, keyID: keyID) != nil)
             try await service.close()
 
-            let serve = try #require(try CumulusCommand.parseAsRoot(["serve", "--postgres", text]) as? ServeCommand)
-            let opened = try await serve.data.openService()
+            let serve = try #require(
+                try CumulusCommand.parseAsRoot([
+                    "serve", "--postgres", text, "--postgres-connection-wait", "3", "--postgres-statement-timeout",
+                    "2.5", "--postgres-transaction-timeout", "20",
+                ]) as? ServeCommand)
+            let opened = try await serve.openService(logger: quietLogger)
             #expect(try await opened.authenticateContainer(named: container, apiToken: apiToken))
+            let limits = try #require((opened.storage as? PostgresStorage)?.limits)
+            #expect(
+                limits
+                    == PostgresStorage.Limits(
+                        connectionWait: .seconds(3), statementTimeout: .milliseconds(2500),
+                        transactionTimeout: .seconds(20)))
             try await opened.close()
         }
     }

@@ -23,7 +23,7 @@ struct PostgresOutageTests {
         let cluster = try await PostgresCluster.start()
         let service: CloudService
         do {
-            service = try await CloudService.open(postgres: cluster.url)
+            service = try await CloudService.open(postgres: cluster.url, logger: quietLogger)
         } catch {
             await cluster.remove()
             throw error

@@ -16,8 +16,8 @@ struct PostgresStorageTests {
         async throws
     {
         try await PostgresTestDatabase.with { url in
-            let first = CloudService(storage: try await PostgresStorage(url: url))
-            let second = CloudService(storage: try await PostgresStorage(url: url))
+            let first = CloudService(storage: try await PostgresStorage(url: url, logger: quietLogger))
+            let second = CloudService(storage: try await PostgresStorage(url: url, logger: quietLogger))
             do {
                 try await body(first, second, url)
             } catch {
@@ -33,8 +33,8 @@ struct PostgresStorageTests {
     @Test("two storages migrating a fresh database at once both open it; each version is recorded once")
     func concurrentMigration() async throws {
         try await PostgresTestDatabase.with { url in
-            async let first = PostgresStorage(url: url)
-            async let second = PostgresStorage(url: url)
+            async let first = PostgresStorage(url: url, logger: quietLogger)
+            async let second = PostgresStorage(url: url, logger: quietLogger)
             let storages = try await [first, second]
             var rows: [(Int64, Int64)] = []
             try await PostgresTestDatabase.connect(to: url) { connection, logger in
@@ -53,12 +53,12 @@ struct PostgresStorageTests {
     @Test("a database written by a newer schema version is refused")
     func newerSchemaRefused() async throws {
         try await PostgresTestDatabase.with { url in
-            try await PostgresStorage(url: url).close()
+            try await PostgresStorage(url: url, logger: quietLogger).close()
             try await PostgresTestDatabase.connect(to: url) { connection, logger in
                 try await connection.query("INSERT INTO cumulus_schema (version) VALUES (99)", logger: logger)
             }
             do {
-                let storage = try await PostgresStorage(url: url)
+                let storage = try await PostgresStorage(url: url, logger: quietLogger)
                 try await storage.close()
                 Issue.record("a newer schema was accepted")
             } catch let error as CloudError {
@@ -151,7 +151,7 @@ struct PostgresStorageTests {
         try await Self.withTwoServices { first, second, url in
             try await first.createZone(as: alice)
             let rounds = 30
-            let reader = CloudService(storage: try await PostgresStorage(url: url))
+            let reader = CloudService(storage: try await PostgresStorage(url: url, logger: quietLogger))
             let writersDone = Mutex(false)
             let writing = Task {
                 defer { writersDone.withLock { $0 = true } }
@@ -222,7 +222,7 @@ struct PostgresStorageTests {
         try await Self.withTwoServices { first, second, url in
             _ = try await first.databaseChanges(since: nil, as: alice)
             let count = 25
-            let reader = CloudService(storage: try await PostgresStorage(url: url))
+            let reader = CloudService(storage: try await PostgresStorage(url: url, logger: quietLogger))
             let writersDone = Mutex(false)
             let writing = Task {
                 defer { writersDone.withLock { $0 = true } }

@@ -86,7 +86,7 @@ struct SQLiteSchemaTests {
             }
             try await connection.close()
 
-            let storage = try await SQLiteStorage(path: path)
+            let storage = try await SQLiteStorage(path: path, logger: quietLogger)
             let key = DatabaseKey(container: "iCloud.old", environment: .development, scope: .private, owner: "_alice")
             try await storage.read { transaction in
                 #expect(try await transaction.containerTokenHash(named: "iCloud.old") == "hash")
@@ -136,7 +136,7 @@ struct SQLiteSchemaTests {
     @Test("a fresh file is created at version three with user_name columns; a file of a later version is refused")
     func freshFile() async throws {
         try await Self.withFile { path in
-            let storage = try await SQLiteStorage(path: path)
+            let storage = try await SQLiteStorage(path: path, logger: quietLogger)
             try await storage.write { transaction in
                 try await transaction.setQuotaExceeded(true, user: "bob", container: "c", environment: .production)
             }
@@ -151,7 +151,7 @@ struct SQLiteSchemaTests {
             _ = try await connection.query("PRAGMA user_version = 4")
             try await connection.close()
             do {
-                let storage = try await SQLiteStorage(path: path)
+                let storage = try await SQLiteStorage(path: path, logger: quietLogger)
                 try await storage.close()
                 Issue.record("a file of a later version was opened")
             } catch let error as CloudError {

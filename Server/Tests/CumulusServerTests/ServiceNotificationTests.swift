@@ -45,8 +45,8 @@ struct ServiceNotificationTests {
         var fixture = try await ServiceFixture.make()
         try await fixture.service.close()
         fixture.service = CloudService(
-            storage: try await SQLiteStorage(path: fixture.path), notificationIdleLimit: .seconds(600),
-            now: { clock.withLock { $0 } })
+            storage: try await SQLiteStorage(path: fixture.path, logger: quietLogger),
+            notificationIdleLimit: .seconds(600), now: { clock.withLock { $0 } })
         do {
             let service = fixture.service
             let alice = caller("alice")
@@ -82,8 +82,8 @@ struct ServiceNotificationTests {
         var fixture = try await ServiceFixture.make()
         try await fixture.service.close()
         fixture.service = CloudService(
-            storage: try await SQLiteStorage(path: fixture.path), notificationIdleLimit: .seconds(Int64.max),
-            now: { clock.withLock { $0 } })
+            storage: try await SQLiteStorage(path: fixture.path, logger: quietLogger),
+            notificationIdleLimit: .seconds(Int64.max), now: { clock.withLock { $0 } })
         do {
             let token = try await fixture.service.createNotificationToken(for: caller("alice"))
             clock.withLock { $0 = Date(timeIntervalSince1970: -1e300) }

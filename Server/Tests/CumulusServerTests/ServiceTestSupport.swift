@@ -19,13 +19,14 @@ struct ServiceFixture {
         return ServiceFixture(
             directory: directory,
             service: try await CloudService.open(
-                path: path, recordSizeLimit: recordSizeLimit, notificationIdleLimit: notificationIdleLimit))
+                path: path, recordSizeLimit: recordSizeLimit, notificationIdleLimit: notificationIdleLimit,
+                logger: quietLogger))
     }
 
     /// Closes the service and opens the same file again.
     mutating func reopen() async throws {
         try await service.close()
-        service = try await CloudService.open(path: path)
+        service = try await CloudService.open(path: path, logger: quietLogger)
     }
 
     func tearDown() async throws {

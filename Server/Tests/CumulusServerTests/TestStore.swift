@@ -52,7 +52,8 @@ enum TestStore: String, Sendable, CaseIterable, CustomTestStringConvertible {
         directory: URL, database: PostgresURL?, idle: Duration, now: @escaping @Sendable () -> Date
     ) async throws -> TestServices {
         guard let database else {
-            let storage = try await SQLiteStorage(path: directory.appendingPathComponent("cumulus.sqlite").path)
+            let storage = try await SQLiteStorage(
+                path: directory.appendingPathComponent("cumulus.sqlite").path, logger: quietLogger)
             return TestServices(
                 services: [CloudService(storage: storage, notificationIdleLimit: idle, now: now)], database: nil)
         }
@@ -60,8 +61,8 @@ enum TestStore: String, Sendable, CaseIterable, CustomTestStringConvertible {
         do {
             // One after the other: the first creates the schema.
             for _ in 0..<(self == .twoPostgresServers ? 2 : 1) {
-                let storage = try await PostgresStorage(url: database, maximumConnections: 4)
-                let broadcaster = try await PostgresChangeBroadcaster(url: database)
+                let storage = try await PostgresStorage(url: database, maximumConnections: 4, logger: quietLogger)
+                let broadcaster = try await PostgresChangeBroadcaster(url: database, logger: quietLogger)
                 services.append(
                     CloudService(storage: storage, notificationIdleLimit: idle, broadcaster: broadcaster, now: now))
             }

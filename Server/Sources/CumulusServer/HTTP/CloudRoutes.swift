@@ -21,7 +21,7 @@ struct CloudRoutes: Sendable {
         self.configuration = configuration
         self.faults = faults
         self.authenticator = RequestAuthenticator(
-            service: service, signatureDateTolerance: configuration.signatureDateTolerance,
+            service: service, signatureDateTolerance: configuration.signatureDateTolerance, now: configuration.now,
             cache: authenticationCache)
         self.unauthenticatedBodies = UnauthenticatedBodyBudget(
             maximumBytes: configuration.maximumUnauthenticatedBodyBytes,

@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// ``CloudServing``.
 ///
 /// ```swift
-/// let server = CumulusHTTPServer(service: service, configuration: ServerConfiguration(port: 0))
+/// let server = CumulusHTTPServer(service: service, configuration: ServerConfiguration(port: 0, logger: logger))
 /// try await server.run { port in print("listening on \(port)") }
 /// ```
 public struct CumulusHTTPServer: Sendable {

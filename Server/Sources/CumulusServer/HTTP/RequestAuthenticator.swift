@@ -10,6 +10,8 @@ import Hummingbird
 struct RequestAuthenticator: Sendable {
     let service: any CloudServing
     let signatureDateTolerance: Duration
+    /// The server's wall clock (``ServerConfiguration/now``).
+    let now: @Sendable () -> Date
     let cache: AuthenticationCache
 
     static let keyIDHeader = HTTPField.Name("X-Apple-CloudKit-Request-KeyID")!
@@ -51,8 +53,7 @@ struct RequestAuthenticator: Sendable {
     /// is read: the headers, the date, the database and the key, so that a
     /// request that cannot succeed is answered without reading its body.
     func signature(
-        of request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope,
-        now: Date = Date()
+        of request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope
     ) async throws -> PendingSignature {
         guard let keyID = request.headers[Self.keyIDHeader], let dateText = request.headers[Self.dateHeader],
             let signatureText = request.headers[Self.signatureHeader]
@@ -63,7 +64,7 @@ struct RequestAuthenticator: Sendable {
             throw HTTPFailure(.authenticationFailed, "The request date is not an ISO 8601 date.")
         }
         let tolerance = Double(signatureDateTolerance.components.seconds)
-        guard abs(date.timeIntervalSince(now)) <= tolerance else {
+        guard abs(date.timeIntervalSince(now())) <= tolerance else {
             throw HTTPFailure(.authenticationFailed, "The request date is too far from the server's clock.")
         }
         guard scope == .public else {

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// How the record server listens and what it accepts.
@@ -35,19 +36,26 @@ public struct ServerConfiguration: Sendable {
     /// The longest a notification long poll waits; a client may ask less
     /// with `?timeout=` (seconds).
     public var notificationPollTimeout: Duration
-    /// How far a signed request's date may be from the server's clock.
+    /// How far a signed request's date may be from ``now``.
     public var signatureDateTolerance: Duration
+    /// The server's wall clock, which a signed request's date is checked
+    /// against: the system time by default, a fixed or moving date in tests.
+    public var now: @Sendable () -> Date
     /// Where the server logs: one line per request, never a token.
     public var logger: Logger
 
-    /// Creates a configuration.
+    /// Creates a configuration with the default limits.
+    ///
+    /// - Parameter logger: Where the server logs; the caller chooses its
+    ///   label, level and handler.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 16 * 1024 * 1024,
         maximumUnauthenticatedBodyBytes: Int = 32 * 1024 * 1024, maximumUnauthenticatedBodies: Int = 64,
         requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(60),
         idleConnectionTimeout: Duration = .seconds(75), authenticationCacheSize: Int = 10_000,
         authenticationCacheLifetime: Duration = .seconds(60), notificationPollTimeout: Duration = .seconds(25),
-        signatureDateTolerance: Duration = .seconds(300), logger: Logger = Logger(label: "cumulus.server")
+        signatureDateTolerance: Duration = .seconds(300), now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger
     ) {
         self.host = host
         self.port = port
@@ -61,6 +69,7 @@ public struct ServerConfiguration: Sendable {
         self.authenticationCacheLifetime = authenticationCacheLifetime
         self.notificationPollTimeout = notificationPollTimeout
         self.signatureDateTolerance = signatureDateTolerance
+        self.now = now
         self.logger = logger
     }
 }

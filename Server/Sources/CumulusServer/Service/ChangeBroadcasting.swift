@@ -31,7 +31,7 @@ public enum ChangeBroadcastEvent: Sendable, Hashable {
 /// one server wakes for a write made through another.
 ///
 /// ```swift
-/// let broadcaster = try await PostgresChangeBroadcaster(url: url)
+/// let broadcaster = try await PostgresChangeBroadcaster(url: url, logger: logger)
 /// let service = CloudService(storage: storage, broadcaster: broadcaster)
 /// ```
 ///

@@ -1,13 +1,14 @@
 import Cumulus
 @_exported import CumulusServerCore
 import Foundation
+import Logging
 
 /// The record server: the protocol's rules (`RecordService`) over a
 /// ``ServerStorage``, plus the accounts that authenticate callers and the
 /// notification channels with their long polls.
 ///
 /// ```swift
-/// let service = try await CloudService.open(path: "/var/lib/cumulus/cumulus.sqlite")
+/// let service = try await CloudService.open(path: "/var/lib/cumulus/cumulus.sqlite", logger: logger)
 /// let token = try await service.addContainer(named: "iCloud.com.example.notes")
 /// ```
 ///
@@ -51,12 +52,14 @@ public final class CloudService: CloudServing {
     }
 
     /// Opens (creating if needed) a service on the SQLite file at `path`.
+    ///
+    /// - Parameter logger: Where the storage logs.
     public static func open(
         path: String, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        notificationIdleLimit: Duration = .seconds(600)
+        notificationIdleLimit: Duration = .seconds(600), logger: Logger
     ) async throws -> CloudService {
         CloudService(
-            storage: try await SQLiteStorage(path: path), recordSizeLimit: recordSizeLimit,
+            storage: try await SQLiteStorage(path: path, logger: logger), recordSizeLimit: recordSizeLimit,
             notificationIdleLimit: notificationIdleLimit)
     }
 

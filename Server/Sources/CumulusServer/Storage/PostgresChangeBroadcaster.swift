@@ -16,7 +16,7 @@ import PostgresNIO
 /// again by the receivers.
 ///
 /// ```swift
-/// let broadcaster = try await PostgresChangeBroadcaster(url: try PostgresURL(text))
+/// let broadcaster = try await PostgresChangeBroadcaster(url: try PostgresURL(text), logger: logger)
 /// let service = CloudService(storage: storage, broadcaster: broadcaster)
 /// ```
 public final class PostgresChangeBroadcaster: ChangeBroadcasting {
@@ -43,8 +43,7 @@ public final class PostgresChangeBroadcaster: ChangeBroadcasting {
     /// - Throws: ``CloudError`` (`BAD_REQUEST`) for a bad channel name, or
     ///   the connection's error when the server cannot be reached.
     public init(
-        url: PostgresURL, channel: String = defaultChannel,
-        logger: Logger = Logger(label: "cumulus.changes")
+        url: PostgresURL, channel: String = defaultChannel, logger: Logger
     ) async throws {
         guard Self.isValidChannel(channel) else {
             throw CloudError(

@@ -5,7 +5,7 @@ extension PostgresStorage {
     /// ```swift
     /// var limits = PostgresStorage.Limits()
     /// limits.transactionTimeout = .seconds(30)  // for slow queries over huge zones
-    /// let storage = try await PostgresStorage(url: url, limits: limits)
+    /// let storage = try await PostgresStorage(url: url, limits: limits, logger: logger)
     /// ```
     public struct Limits: Sendable, Hashable {
         /// How long a transaction waits for a connection, and the time from

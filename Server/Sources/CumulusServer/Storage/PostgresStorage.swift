@@ -42,8 +42,7 @@ public final class PostgresStorage: ServerStorage {
     ///   reached, `INTERNAL_ERROR` when it refuses the login or the database
     ///   was written by a newer server.
     public init(
-        url: PostgresURL, maximumConnections: Int = 20, limits: Limits = Limits(),
-        logger: Logger = Logger(label: "cumulus.postgres")
+        url: PostgresURL, maximumConnections: Int = 20, limits: Limits = Limits(), logger: Logger
     ) async throws {
         guard maximumConnections > 0 else {
             throw CloudError(.badRequest, reason: "a PostgreSQL pool needs at least one connection")
@@ -224,11 +223,16 @@ extension CloudService {
     /// migrating its schema; several services on one database behave as one:
     /// each announces its writes with `NOTIFY` (``PostgresChangeBroadcaster``)
     /// so that the others' long polls hear them.
+    ///
+    /// - Parameters:
+    ///   - limits: The bounds on every storage transaction.
+    ///   - logger: Where the storage and the broadcaster log.
     public static func open(
         postgres url: PostgresURL, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        notificationIdleLimit: Duration = .seconds(600), logger: Logger = Logger(label: "cumulus.postgres")
+        notificationIdleLimit: Duration = .seconds(600), limits: PostgresStorage.Limits = PostgresStorage.Limits(),
+        logger: Logger
     ) async throws -> CloudService {
-        let storage = try await PostgresStorage(url: url, logger: logger)
+        let storage = try await PostgresStorage(url: url, limits: limits, logger: logger)
         let broadcaster: PostgresChangeBroadcaster
         do {
             broadcaster = try await PostgresChangeBroadcaster(url: url, logger: logger)

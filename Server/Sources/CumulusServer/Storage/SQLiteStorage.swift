@@ -21,7 +21,7 @@ public final class SQLiteStorage: ServerStorage {
     /// - Parameter logger: Where impossible rows are logged (never their values).
     /// - Throws: An `SQLiteError` when the file cannot be opened, or
     ///   ``CloudError`` (`INTERNAL_ERROR`) for a file written by a newer server.
-    public init(path: String, logger: Logger = Logger(label: "cumulus.sqlite")) async throws {
+    public init(path: String, logger: Logger) async throws {
         self.logger = logger
         connection = try await SQLiteConnection.open(storage: .file(path: path))
         do {

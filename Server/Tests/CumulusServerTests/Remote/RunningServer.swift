@@ -38,9 +38,10 @@ final class RunningServer: Sendable {
     /// Starts a server over a fresh store: a new SQLite file in a temporary
     /// directory, or a new PostgreSQL database with one server or two
     /// (devices then alternate between them, and faults hit both).
-    static func start(store: TestStore = .sqlite, configuration: ServerConfiguration = ServerConfiguration(port: 0))
-        async throws -> RunningServer
-    {
+    static func start(
+        store: TestStore = .sqlite,
+        configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger)
+    ) async throws -> RunningServer {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-server-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
