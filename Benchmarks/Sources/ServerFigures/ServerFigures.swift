@@ -235,7 +235,6 @@ struct ServerFigures {
         let memoryLatency = try await latencies(
             a: memoryServer.database(signedInAs: "bob"), b: memoryServer.database(signedInAs: "bob"), count: count)
         rows.append(["InMemoryCloudServer (baseline)", millis(memoryLatency.median), millis(memoryLatency.p99)])
-        var skipped = skipped
         for (setup, deployment) in deployments where setup != .postgres {
             let bob = try await deployment.addUser("bob")
             let measured = try await latencies(
