@@ -143,7 +143,8 @@ enum Throughput {
                 guard var database = try await transaction.database(key),
                     var zone = try await transaction.zones(inDatabase: database.id, named: [zoneName]).first
                 else { throw CloudError(.internalError, reason: "the floor's zone is gone") }
-                _ = try await transaction.isQuotaExceeded(user: "_floor", container: key.container, environment: .development)
+                _ = try await transaction.isQuotaExceeded(
+                    user: "_floor", container: key.container, environment: .development)
                 _ = try await transaction.records(named: rows.map(\.name), inZone: zone.id)
                 try await transaction.saveRecords(rows, inZone: zone.id)
                 zone.serial = rows.last?.serial ?? zone.serial

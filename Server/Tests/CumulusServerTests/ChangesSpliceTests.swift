@@ -25,14 +25,16 @@ struct ChangesSpliceTests {
                     fields: [
                         "text": .string(text),
                         "int": .int64(index.isMultiple(of: 2) ? Int64.max - Int64(index) : Int64.min + Int64(index)),
-                        "double": .double([0.1, -0.0, 1e300, Double.leastNonzeroMagnitude, 123_456.789, -2.5, 1, 3.0e-7][index]),
+                        "double": .double(
+                            [0.1, -0.0, 1e300, Double.leastNonzeroMagnitude, 123_456.789, -2.5, 1, 3.0e-7][index]),
                         "stamp": .timestamp(date.addingTimeInterval(Double(index))),
                         "bytes": .bytes(Data((0..<index * 7).map { UInt8($0 * 37 & 0xFF) })),
                         "place": .location(
                             Location(
                                 latitude: 48.85 + Double(index), longitude: -2.35, horizontalAccuracy: 5,
                                 timestamp: 1_700_000_000_000)),
-                        "file": .asset(Asset(fileChecksum: "c\(index)", size: Int64(index), downloadURL: "/a/\(index)")),
+                        "file": .asset(
+                            Asset(fileChecksum: "c\(index)", size: Int64(index), downloadURL: "/a/\(index)")),
                         "link": .reference(Reference(recordName: "r0 plain", zoneID: zone)),
                         "texts": .stringList(strings),
                         "ints": .int64List([1, -2, Int64.max]),
@@ -63,7 +65,8 @@ struct ChangesSpliceTests {
                 .fetchRecordChanges(ZoneChangesRequest(zoneID: zone)),
                 // Pages, a zone that does not exist beside one that does, and desiredKeys.
                 .fetchZoneChanges([
-                    ZoneChangesRequest(zoneID: zone, resultsLimit: 3), ZoneChangesRequest(zoneID: ZoneID(zoneName: "None")),
+                    ZoneChangesRequest(zoneID: zone, resultsLimit: 3),
+                    ZoneChangesRequest(zoneID: ZoneID(zoneName: "None")),
                 ]),
                 .fetchZoneChanges([ZoneChangesRequest(zoneID: zone, desiredKeys: ["text", "place"])]),
             ]
@@ -76,7 +79,8 @@ struct ChangesSpliceTests {
                     return
                 }
                 let page = try pages[0].get()
-                requests.append(.fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token, resultsLimit: 4)]))
+                requests.append(
+                    .fetchZoneChanges([ZoneChangesRequest(zoneID: zone, syncToken: token, resultsLimit: 4)]))
                 token = page.moreComing ? page.syncToken : nil
             } while token != nil
 
@@ -87,7 +91,8 @@ struct ChangesSpliceTests {
                 // What the client reads back is what was saved.
                 if case .zoneChanges(let pages) = decoded, case .success(let page) = pages[0] {
                     for record in page.records.compactMap(\.record) {
-                        let original = try #require(records.first { Array($0.recordName.utf8) == Array(record.recordName.utf8) })
+                        let original = try #require(
+                            records.first { Array($0.recordName.utf8) == Array(record.recordName.utf8) })
                         if case .fetchZoneChanges(let asked) = request, asked[0].desiredKeys != nil {
                             #expect(record.fields.keys.sorted() == ["place", "text"])
                         } else {

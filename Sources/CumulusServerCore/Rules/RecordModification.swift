@@ -102,7 +102,8 @@ struct RecordModification: Sendable {
                     guard schema.type(ofField: field, in: saved.recordType) == nil else { continue }
                     newFieldTypes[ExactName(saved.recordType), default: [:]][ExactName(field)] =
                         newFieldTypes[ExactName(saved.recordType)]?[ExactName(field)]
-                        ?? StoredFieldType(recordType: saved.recordType, fieldName: field, type: fields.type(at: position))
+                        ?? StoredFieldType(
+                            recordType: saved.recordType, fieldName: field, type: fields.type(at: position))
                 }
             case .success(.delete(let name, let zoneID)):
                 try await applier.deleteCascading(name)

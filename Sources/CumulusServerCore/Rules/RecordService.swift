@@ -86,10 +86,11 @@ public final class RecordService: Sendable {
             return ServiceAnswer(.user(UserIdentity(userRecordName: user)))
         case .createToken:
             let token = try await openChannel(for: caller)
-            return ServiceAnswer(.token(
-                NotificationToken(
-                    apnsEnvironment: caller.environment.rawValue, apnsToken: token,
-                    webcourierURL: "/notifications/1/\(token)")))
+            return ServiceAnswer(
+                .token(
+                    NotificationToken(
+                        apnsEnvironment: caller.environment.rawValue, apnsToken: token,
+                        webcourierURL: "/notifications/1/\(token)")))
         default:
             break
         }
@@ -97,25 +98,30 @@ public final class RecordService: Sendable {
         try await ensureDatabase(context.key)
         switch request {
         case .modifyRecords(let operations, let zoneID, let atomic):
-            return ServiceAnswer(.records(try await modifyRecords(operations, zoneID: zoneID, atomic: atomic, context: context)))
+            return ServiceAnswer(
+                .records(try await modifyRecords(operations, zoneID: zoneID, atomic: atomic, context: context)))
         case .lookupRecords(let names, let zoneID, let desiredKeys):
-            return ServiceAnswer(.records(try await lookupRecords(names, zoneID: zoneID, desiredKeys: desiredKeys, context: context)))
+            return ServiceAnswer(
+                .records(try await lookupRecords(names, zoneID: zoneID, desiredKeys: desiredKeys, context: context)))
         case .queryRecords(let query, let zoneID, let resultsLimit, let marker, let desiredKeys):
-            return ServiceAnswer(.query(
-                try await queryRecords(
-                    query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: marker,
-                    desiredKeys: desiredKeys, context: context)))
+            return ServiceAnswer(
+                .query(
+                    try await queryRecords(
+                        query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: marker,
+                        desiredKeys: desiredKeys, context: context)))
         case .fetchZoneChanges(let requests):
             return ServiceAnswer(form: .zoneChanges(try await fetchZoneChanges(requests, context: context)))
         case .fetchDatabaseChanges(let syncToken, let resultsLimit):
-            return ServiceAnswer(.databaseChanges(
-                try await fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit, context: context)))
+            return ServiceAnswer(
+                .databaseChanges(
+                    try await fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit, context: context)))
         case .fetchRecordChanges(let zone):
             // The older endpoint: one zone, whose failure fails the request.
             return ServiceAnswer(form: .recordChanges(try await fetchZoneChanges([zone], context: context)[0].get()))
         case .fetchChangedZones(let syncToken):
-            return ServiceAnswer(.databaseChanges(
-                try await fetchDatabaseChanges(since: syncToken, resultsLimit: nil, context: context)))
+            return ServiceAnswer(
+                .databaseChanges(
+                    try await fetchDatabaseChanges(since: syncToken, resultsLimit: nil, context: context)))
         case .listZones:
             return ServiceAnswer(.zones(try await listZones(context: context)))
         case .lookupZones(let zoneIDs):

@@ -49,7 +49,6 @@ struct Schema: Sendable {
     }
 }
 
-
 extension RecordService {
     /// The environment's schema, read from storage on first use.
     func schema(_ key: SchemaKey) async throws -> Schema {
