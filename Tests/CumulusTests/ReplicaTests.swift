@@ -140,3 +140,10 @@ struct ReplicaTests {
         #expect(effects.journal.changes[JournalKeys.sent("m")] == .some(nil))
     }
 }
+
+extension Replica {
+    /// The next batch, each save with a fresh random write identifier.
+    func nextBatch(limit: Int) -> [SentChange] {
+        nextBatch(limit: limit) { String(UInt64.random(in: 0...UInt64.max), radix: 16) }
+    }
+}

@@ -25,17 +25,21 @@ extension Replica {
     }
 
     /// The next request: up to `limit` pending changes the server has not
-    /// refused for good, as they stand now.
-    func nextBatch(limit: Int) -> [SentChange] {
+    /// refused for good, as they stand now; each save gets the write
+    /// identifier `newWriteIdentifier` gives.
+    func nextBatch(limit: Int, newWriteIdentifier: () -> String) -> [SentChange] {
         pending.keys.filter { refused[$0] == nil }.sorted().prefix(limit).map { name in
-            SentChange(name: name, generation: pending[name]!.generation, operation: operation(for: name))
+            SentChange(
+                name: name, generation: pending[name]!.generation,
+                operation: operation(for: name, newWriteIdentifier: newWriteIdentifier))
         }
     }
 
-    private func operation(for name: String) -> RecordOperation {
+    private func operation(for name: String, newWriteIdentifier: () -> String) -> RecordOperation {
         switch pending[name]!.kind {
         case .save(let record):
-            let stamped = WriteLineage.stamped(record, basedOn: lineage(of: name, tag: record.changeTag))
+            let stamped = WriteLineage.stamped(
+                record, identifier: newWriteIdentifier(), basedOn: lineage(of: name, tag: record.changeTag))
             // `replace` clears on the server the fields that became nil.
             return RecordOperation(record.changeTag == nil ? .create : .replace, stamped)
         case .delete(let baseTag):

@@ -3,7 +3,7 @@ import CloudCodable
 /// What carrying out one of the ``Replica``'s decisions takes: the journal
 /// batch that makes it durable, the model changes to publish and the events
 /// to report, in that order.
-struct ReplicaEffects<Model: CloudCodable> {
+struct ReplicaEffects<Model: CloudCodable>: Sendable {
     var journal = JournalBatch()
     var updated: [Model] = []
     var deleted: [String] = []

@@ -2,19 +2,6 @@ import CloudCodable
 import Foundation
 
 extension SyncEngine {
-    /// How one pass of a run ended.
-    enum PassOutcome: Sendable {
-        /// Everything pending was sent and the zone's changes fetched.
-        case caughtUp
-        /// Another user signed in and the replica was cleared: start again at once.
-        case restart
-        /// A transient failure: pass again after a wait.
-        case retry(CloudError, progressed: Bool)
-    }
-
-    /// Another user is signed in than the one the replica belongs to.
-    struct AccountSwitched: Error {}
-
     /// Sends every pending change, fetches the zone's changes, and returns
     /// when this device is caught up with the server.
     ///
@@ -51,94 +38,175 @@ extension SyncEngine {
     /// and polls of an automatic engine.
     func requestAutomaticSync() {
         guard configuration.automaticSync, !isClosed else { return }
-        if currentRun != nil {
-            rerunRequested = true
-            return
-        }
-        _ = startRun()
+        if session.requestRun() { _ = startRun() }
     }
 
-    /// Starts a run: passes until caught up, with a backoff wait after a
-    /// pass that met a transient failure. The run holds the engine only
-    /// while a pass is under way, never while it waits, so an engine that
-    /// is let go stops at its next step instead of syncing on.
+    /// What a run's task does next.
+    enum RunStep: Sendable {
+        /// Carry out these actions on the engine.
+        case act([SyncSession<Model>.Action])
+        /// Wait, without holding the engine, then tell the session.
+        case wait(Duration)
+        case finished
+    }
+
+    /// Starts a run and carries out the session's actions until it
+    /// finishes. The run holds the engine only while it acts, never while
+    /// it waits, so an engine that is let go stops at its next step instead
+    /// of syncing on.
     private func startRun() -> Task<Void, any Error> {
         runCounter += 1
         let id = runCounter
         let clock = configuration.clock
-        let random = configuration.random
-        let policy = configuration.retryPolicy
+        let first = session.start()
         let run = Task { [weak self] in
-            self?.eventBroadcaster.yield(.syncStarted)
-            var backoff = Backoff(policy: policy)
-            while true {
-                let outcome: PassOutcome
-                do {
-                    try Task.checkCancellation()
-                    guard let result = try await self?.pass() else { throw CancellationError() }
-                    outcome = result
-                } catch {
-                    await self?.runEnded(id, failure: error)
-                    throw error
-                }
-                switch outcome {
-                case .caughtUp:
-                    await self?.runEnded(id, failure: nil)
-                    return
-                case .restart:
-                    continue
-                case .retry(let error, let progressed):
-                    if progressed { backoff.reset() }
-                    guard backoff.canRetry else {
-                        await self?.runEnded(id, failure: error)
-                        throw error
-                    }
-                    let delay = backoff.nextDelay(retryAfter: error.retryAfter, random: random())
-                    self?.eventBroadcaster.yield(.retryScheduled(delay: delay, error: error))
-                    do {
+            var step = RunStep.act(first)
+            do {
+                while true {
+                    switch step {
+                    case .act(let actions):
+                        try Task.checkCancellation()
+                        guard let self else { throw CancellationError() }
+                        step = try await self.carryOut(actions)
+                    case .wait(let delay):
                         try await clock.sleep(for: delay)
-                    } catch {
-                        await self?.runEnded(id, failure: error)
-                        throw error
+                        try Task.checkCancellation()
+                        guard let self else { throw CancellationError() }
+                        step = await self.woke()
+                    case .finished:
+                        await self?.runEnded(id, failure: nil)
+                        return
                     }
                 }
+            } catch {
+                await self?.runEnded(id, failure: error)
+                throw error
             }
         }
         currentRun = run
         return run
     }
 
+    /// The run's wait ended.
+    private func woke() -> RunStep {
+        .act(session.handle(.woke))
+    }
+
+    /// Carries out actions in order, up to the request or wait that ends
+    /// them, and returns what the run does next.
+    private func carryOut(_ actions: [SyncSession<Model>.Action]) async throws -> RunStep {
+        for action in actions {
+            let event: SyncSession<Model>.Event
+            switch action {
+            case .persist(let effects):
+                try await carryOut(effects)
+                continue
+            case .persistBehind(let effects):
+                try await writeBehind(effects.journal)
+                report(effects)
+                continue
+            case .settleJournal:
+                try await settleJournal()
+                continue
+            case .publish(let event):
+                eventBroadcaster.yield(event)
+                continue
+            case .status(let status):
+                setStatus(status)
+                continue
+            case .wait(let delay):
+                return .wait(delay)
+            case .finish(let error):
+                try await settleJournal()
+                if let error { throw error }
+                return .finished
+            case .checkAccount:
+                event = .accountChecked(try await attempt { try await self.database.currentUser() })
+            case .createZone(let zoneID, let subscription):
+                event = .zoneCreated(try await attempt { try await self.createZone(zoneID, subscription) })
+            case .send(let operations):
+                event = .sent(
+                    try await attempt {
+                        try await self.database.modifyRecords(operations, zoneID: self.zoneID, atomic: false)
+                    })
+            case .lookUp(let name):
+                event = .lookedUp(
+                    try await attempt {
+                        let found = try await self.database.lookupRecords([name], zoneID: self.zoneID, desiredKeys: nil)
+                        if case .record(let record)? = found.first { return record }
+                        return nil
+                    })
+            case .fetch(let request):
+                let answer = try await attempt { try await self.database.fetchZoneChanges([request]).first }
+                var prepared: [Replica<Model>.Fetched?] = []
+                if case .success(let result?) = answer {
+                    switch result {
+                    case .success(let page):
+                        prepared = try await Self.prepare(page.records)
+                        event = .fetched(.success(page), prepared: prepared)
+                    case .failure(let error):
+                        event = .fetched(.failure(error), prepared: [])
+                    }
+                } else {
+                    event = .fetched(answer.map { _ in nil }, prepared: [])
+                }
+            }
+            // Cancellation stops the run at the answer; what was sent stays in doubt.
+            try Task.checkCancellation()
+            return .act(session.handle(event))
+        }
+        preconditionFailure("Internal inconsistency: actions without a request, wait or end")
+    }
+
+    /// Queues a journal batch without waiting for it, waiting first for the
+    /// oldest queued one when too many are under way: the next page is
+    /// fetched while the journal writes the last, and pages that queue up
+    /// behind a write share its `fsync`.
+    private func writeBehind(_ batch: JournalBatch) async throws {
+        guard !batch.isEmpty else { return }
+        if writesBehind.count >= Self.writesBehindLimit { try await writesBehind.removeFirst().durable() }
+        writesBehind.append(journal.enqueue(batch))
+    }
+
+    /// Waits until every batch queued behind is durable. Tickets complete
+    /// in order: the last is durable only after the others.
+    private func settleJournal() async throws {
+        let tickets = writesBehind
+        writesBehind.removeAll()
+        for ticket in tickets { try await ticket.durable() }
+    }
+
+    /// How many journal writes may be under way behind a fetch.
+    static var writesBehindLimit: Int { 8 }
+
+    /// The outcome of a request: its value, or the ``CloudError`` it threw.
+    /// Anything else (cancellation) ends the run.
+    private func attempt<T>(_ request: () async throws -> T) async throws -> Result<T, CloudError> {
+        do {
+            return .success(try await request())
+        } catch let error as CloudError {
+            return .failure(error)
+        }
+    }
+
+    /// Creates the zone, then its subscription: notifications are a
+    /// convenience, and polling covers a failure to subscribe.
+    private func createZone(_ zoneID: ZoneID, _ subscription: Subscription) async throws {
+        let results = try await database.modifyZones([.create(zoneID)])
+        if case .failure(let error)? = results.first { throw error }
+        _ = try? await database.modifySubscriptions([.save(subscription)])
+    }
+
     /// Reports the end of run `id`, and starts another when one was asked for meanwhile.
-    private func runEnded(_ id: Int, failure: (any Error)?) {
+    private func runEnded(_ id: Int, failure: (any Error)?) async {
+        // Writes queued behind a fetch still happen, in order; a failed run does not wait for them.
+        if failure != nil { writesBehind.removeAll() }
         if let failure { eventBroadcaster.yield(.syncFailed(reason: "\(failure)")) }
         eventBroadcaster.yield(.syncFinished(pending: replica.pending.count))
         guard runCounter == id else { return }
         currentRun = nil
-        if rerunRequested && configuration.automaticSync && !isClosed {
-            rerunRequested = false
-            _ = startRun()
-        }
-    }
-
-    /// One pass: check the account, make sure the zone exists, send, fetch,
-    /// send what the fetch's conflicts left, until no new request came.
-    private func pass() async throws -> PassOutcome {
-        madeProgress = false
-        do {
-            repeat {
-                rerunRequested = false
-                try await checkAccount()
-                try await ensureZone()
-                try await sendPending()
-                try await fetchChanges()
-                try await sendPending()
-            } while rerunRequested
-            return .caughtUp
-        } catch is AccountSwitched {
-            return .restart
-        } catch let error as CloudError where error.isTransient {
-            return .retry(error, progressed: madeProgress)
-        }
+        let again = session.stopped()
+        if again && configuration.automaticSync && !isClosed { _ = startRun() }
     }
 
     func startAutomaticSync() {
@@ -183,54 +251,5 @@ extension SyncEngine {
         guard status != lastStatus else { return }
         lastStatus = status
         statusBroadcaster.yield(status)
-    }
-
-    /// Finds out who is signed in. Done at the start of every pass, before
-    /// every request that carries data and before any recovery, so that
-    /// nothing of one user's replica is ever sent to another user's
-    /// database. A different user than the replica's clears the previous
-    /// user's data after reporting it, and throws ``AccountSwitched``.
-    func checkAccount() async throws {
-        let user: UserIdentity
-        do {
-            user = try await database.currentUser()
-        } catch let error as CloudError {
-            switch error.code {
-            case .authenticationRequired, .authenticationFailed: setStatus(.noAccount)
-            case .accessDenied: setStatus(.restricted)
-            default: setStatus(error.isTransient ? .temporarilyUnavailable : .couldNotDetermine)
-            }
-            throw error
-        }
-        setStatus(.available)
-        guard let owner = replica.meta.user else {
-            try await carryOut(replica.updateMeta { $0.user = user.userRecordName })
-            return
-        }
-        guard owner != user.userRecordName else { return }
-        try await carryOut(replica.switchAccount(to: user.userRecordName))
-        throw AccountSwitched()
-    }
-
-    // MARK: Zone
-
-    /// Creates the engine's zone and its subscription the first time.
-    func ensureZone() async throws {
-        guard !replica.meta.zoneReady else { return }
-        let results = try await database.modifyZones([.create(zoneID)])
-        if case .failure(let error)? = results.first { throw error }
-        let subscription = Subscription(subscriptionID: "cumulus.\(zoneID.zoneName)", zoneID: zoneID)
-        // Notifications are a convenience; polling covers a failure here.
-        _ = try? await database.modifySubscriptions([.save(subscription)])
-        try await carryOut(replica.updateMeta { $0.zoneReady = true })
-    }
-
-    /// The zone vanished from the server: once the account is known to be
-    /// still the replica's, create it again and queue every local record to
-    /// be sent again.
-    func recreateZone() async throws {
-        try await checkAccount()
-        try await carryOut(replica.zoneMissing())
-        try await ensureZone()
     }
 }

@@ -30,8 +30,13 @@ public actor SyncEngine<Model: CloudCodable> {
     public nonisolated let zoneID: ZoneID
     let journal: Journal
 
-    /// The records and the pending changes, and every decision about them.
-    var replica: Replica<Model>
+    /// The replica and the run under way, and every decision about them.
+    var session: SyncSession<Model>
+    /// The records and the pending changes.
+    var replica: Replica<Model> {
+        get { session.replica }
+        _modify { yield &session.replica }
+    }
 
     let changeBroadcaster = Broadcaster<ModelChange<Model>>()
     let statusBroadcaster = Broadcaster<AccountStatus>(replaysLatest: true)
@@ -40,10 +45,8 @@ public actor SyncEngine<Model: CloudCodable> {
 
     var currentRun: Task<Void, any Error>?
     var runCounter = 0
-    var rerunRequested = false
-    /// Whether a pass of the current run sent a batch or applied a page,
-    /// which starts the count of attempts again.
-    var madeProgress = false
+    /// Journal writes a fetch queued without waiting for them.
+    var writesBehind: [JournalTicket] = []
     var backgroundTasks: [Task<Void, Never>] = []
     var isClosed = false
 
@@ -69,8 +72,13 @@ public actor SyncEngine<Model: CloudCodable> {
             maximumConflictAttempts: configuration.maximumConflictAttempts,
             earlierVersionLimit: configuration.earlierVersionLimit)
         journal = try Journal(directory: directory)
-        replica = Replica(settings: settings)
-        replica = try await Replica.load(journal.takeLoadedDocuments(), settings: settings)
+        let sessionSettings = SyncSession<Model>.Settings(
+            batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,
+            retryPolicy: configuration.retryPolicy, random: configuration.random)
+        session = SyncSession(replica: Replica(settings: settings), settings: sessionSettings)
+        session = SyncSession(
+            replica: try await Replica.load(journal.takeLoadedDocuments(), settings: settings),
+            settings: sessionSettings)
         // Only now that the documents are accepted may opening change the files.
         try journal.finishOpening()
         if configuration.automaticSync { startAutomaticSync() }

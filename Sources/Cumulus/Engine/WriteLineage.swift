@@ -25,9 +25,8 @@ enum WriteLineage {
     }
 
     /// `record` stamped with a new write identifier on top of `base`'s.
-    static func stamped(_ record: Record, basedOn base: [String]) -> Record {
+    static func stamped(_ record: Record, identifier: String, basedOn base: [String]) -> Record {
         var stamped = record
-        let identifier = String(UInt64.random(in: 0...UInt64.max), radix: 16)
         stamped[field] = .stringList([identifier] + base.prefix(length - 1))
         return stamped
     }

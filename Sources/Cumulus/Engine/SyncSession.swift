@@ -1,0 +1,459 @@
+import CloudCodable
+import Foundation
+
+/// The engine's whole run as a value: the replica and the state of the run
+/// under way, and every decision about what to do next.
+///
+/// The engine feeds it events (the account was checked, a batch was
+/// answered, a page arrived, a wait ended) and carries out the actions it
+/// returns, in order: make these effects durable, publish this, send this
+/// batch, fetch from this token, wait this long, finish. The engine decides
+/// nothing itself, so every decision can be tested, and simulated, without
+/// tasks or clocks. Each list of actions ends with at most one request or
+/// wait, whose outcome is the next event.
+struct SyncSession<Model: CloudCodable>: Sendable {
+    /// What the session needs of the engine's configuration.
+    struct Settings: Sendable {
+        var batchSize: Int
+        var fetchResultsLimit: Int?
+        var retryPolicy: RetryPolicy
+        /// The source of every random number the run draws, in 0..<1.
+        var random: @Sendable () -> Double
+    }
+
+    /// What happened since the last actions.
+    enum Event: Sendable {
+        /// `currentUser`'s answer.
+        case accountChecked(Result<UserIdentity, CloudError>)
+        /// The zone's creation (its subscription's failure does not count).
+        case zoneCreated(Result<Void, CloudError>)
+        /// The answer to the last batch.
+        case sent(Result<[RecordResult], CloudError>)
+        /// A looked-up record, `nil` when the server has none.
+        case lookedUp(Result<Record?, CloudError>)
+        /// A page of the zone's changes (`nil`: the server answered no
+        /// zone), with its records prepared for the replica.
+        case fetched(Result<ZoneChanges?, CloudError>, prepared: [Replica<Model>.Fetched?])
+        /// The wait before the next attempt ended.
+        case woke
+    }
+
+    /// What the engine is to do, in order.
+    enum Action: Sendable {
+        /// Ask the server who is signed in.
+        case checkAccount
+        /// Create the zone and, as a convenience, its subscription.
+        case createZone(ZoneID, Subscription)
+        /// Send one `records/modify` request.
+        case send([RecordOperation])
+        /// Look up one record.
+        case lookUp(recordName: String)
+        /// Fetch one page of the zone's changes.
+        case fetch(ZoneChangesRequest)
+        /// Make the journal batch durable, then report and publish.
+        case persist(ReplicaEffects<Model>)
+        /// Queue the journal batch and report at once; the next
+        /// ``settleJournal`` waits until it is durable.
+        case persistBehind(ReplicaEffects<Model>)
+        /// Wait until every queued journal batch is durable.
+        case settleJournal
+        /// Report an event.
+        case publish(SyncEvent)
+        /// The account's status is now this.
+        case status(AccountStatus)
+        /// Wait this long on the configured clock.
+        case wait(Duration)
+        /// The run ended, caught up (`nil`) or with this error.
+        case finish(CloudError?)
+    }
+
+    /// Where a pass is.
+    enum Phase: Sendable, Equatable {
+        /// Sending what is pending, before the fetch.
+        case sendingFirst
+        case fetching
+        /// Sending what the fetch's conflicts left.
+        case sendingAfterFetch
+    }
+
+    /// Where the pass goes once the zone exists again.
+    enum Resume: Sendable, Equatable {
+        /// Start sending: the zone was created at the start of the pass.
+        case startOfPass
+        /// Go on sending.
+        case sending
+        /// The fetch is over: send what is left.
+        case afterFetch
+    }
+
+    /// Why the account is being checked.
+    enum AccountCheck: Sendable, Equatable {
+        case startOfPass
+        /// Before a batch leaves, so that no user's changes reach another's database.
+        case beforeBatch
+        /// Before the zone is created again and everything queued again.
+        case beforeRecreation(Resume)
+    }
+
+    /// What the run waits for.
+    enum Awaiting: Sendable {
+        case account(AccountCheck)
+        case zone(Resume)
+        case answer([Replica<Model>.SentChange])
+        /// A lookup of a conflict's record, the others to look up after it,
+        /// and what the batch's answers left to do.
+        case lookup(Replica<Model>.SentChange, rest: [Replica<Model>.SentChange], after: AnswerOutcome)
+        case page
+        case backoff
+    }
+
+    /// What a batch's answers leave to do once its lookups are done.
+    struct AnswerOutcome: Sendable {
+        var transient: CloudError?
+        var zoneMissing: Bool
+    }
+
+    /// The run under way.
+    struct Run: Sendable {
+        var backoff: Backoff
+        var phase: Phase = .sendingFirst
+        var awaiting: Awaiting?
+        /// Whether the pass sent a batch or applied a page, which starts the
+        /// count of attempts again.
+        var madeProgress = false
+        var batchSize: Int
+        /// The token the next page is fetched from.
+        var token: SyncToken?
+        /// The names seen while fetching the whole zone (after an expired
+        /// token, or from no token into a replica that holds records): what
+        /// the zone no longer has is removed once all of it was seen.
+        var seen: Set<String>?
+    }
+
+    let zoneID: ZoneID
+    let settings: Settings
+    /// The records and pending changes, and every decision about them.
+    var replica: Replica<Model>
+    /// The run under way, if any.
+    private(set) var run: Run?
+    /// Another run was asked for while one was under way.
+    private(set) var rerunRequested = false
+
+    init(replica: Replica<Model>, settings: Settings) {
+        self.replica = replica
+        self.zoneID = replica.zoneID
+        self.settings = settings
+    }
+
+    var isRunning: Bool { run != nil }
+
+    // MARK: Runs
+
+    /// A run was asked for (an upload, a notification, a poll): whether to
+    /// start one now. During a run, the run passes once more at its end.
+    mutating func requestRun() -> Bool {
+        guard run == nil else {
+            rerunRequested = true
+            return false
+        }
+        return true
+    }
+
+    /// Starts a run: passes until caught up.
+    mutating func start() -> [Action] {
+        run = Run(backoff: Backoff(policy: settings.retryPolicy), batchSize: settings.batchSize)
+        return [.publish(.syncStarted)] + beginPass()
+    }
+
+    /// The run ended outside the session's decisions (cancelled, or the
+    /// journal failed). Returns whether another run was asked for meanwhile.
+    mutating func stopped() -> Bool {
+        run = nil
+        defer { rerunRequested = false }
+        return rerunRequested
+    }
+
+    /// Takes the next event of the run under way.
+    mutating func handle(_ event: Event) -> [Action] {
+        guard let awaiting = run?.awaiting else {
+            preconditionFailure("Internal inconsistency: an event with nothing awaited")
+        }
+        run?.awaiting = nil
+        switch (awaiting, event) {
+        case (.account(let check), .accountChecked(let result)):
+            return accountChecked(result, for: check)
+        case (.zone(let resume), .zoneCreated(let result)):
+            switch result {
+            case .failure(let error): return failed(error)
+            case .success: return [.persist(replica.updateMeta { $0.zoneReady = true })] + resumed(resume)
+            }
+        case (.answer(let batch), .sent(let result)):
+            return answered(batch, result)
+        case (.lookup(let change, let rest, let outcome), .lookedUp(let result)):
+            switch result {
+            case .failure(let error): return failed(error)
+            case .success(let record):
+                return [.persist(replica.lookedUp(change, found: record))] + lookUp(rest, then: outcome)
+            }
+        case (.page, .fetched(let result, let prepared)):
+            return pageArrived(result, prepared)
+        case (.backoff, .woke):
+            return beginPass()
+        default:
+            preconditionFailure("Internal inconsistency: \(event) while awaiting \(awaiting)")
+        }
+    }
+
+    // MARK: Passes
+
+    /// One pass: check the account, make sure the zone exists, send, fetch,
+    /// send what the fetch's conflicts left; again while runs were asked for.
+    private mutating func beginPass() -> [Action] {
+        rerunRequested = false
+        run?.madeProgress = false
+        run?.phase = .sendingFirst
+        return awaitAccount(.startOfPass)
+    }
+
+    private mutating func endPass() -> [Action] {
+        if rerunRequested { return beginPass() }
+        return finish(nil)
+    }
+
+    private mutating func finish(_ error: CloudError?) -> [Action] {
+        run = nil
+        return [.finish(error)]
+    }
+
+    /// A failure of the pass: a transient one is tried again after a wait
+    /// until the attempts run out; any other ends the run.
+    private mutating func failed(_ error: CloudError) -> [Action] {
+        guard error.isTransient, var current = run else { return finish(error) }
+        if current.madeProgress { current.backoff.reset() }
+        guard current.backoff.canRetry else { return finish(error) }
+        let delay = current.backoff.nextDelay(retryAfter: error.retryAfter, random: settings.random())
+        current.awaiting = .backoff
+        run = current
+        return [.publish(.retryScheduled(delay: delay, error: error)), .wait(delay)]
+    }
+
+    // MARK: Account
+
+    private mutating func awaitAccount(_ check: AccountCheck) -> [Action] {
+        run?.awaiting = .account(check)
+        return [.checkAccount]
+    }
+
+    /// Finds out who is signed in. A different user than the replica's
+    /// clears the previous user's data after reporting it, and the run
+    /// starts again as the new user.
+    private mutating func accountChecked(_ result: Result<UserIdentity, CloudError>, for check: AccountCheck)
+        -> [Action]
+    {
+        let user: UserIdentity
+        switch result {
+        case .failure(let error):
+            return [.status(Self.status(after: error))] + failed(error)
+        case .success(let identity):
+            user = identity
+        }
+        var actions: [Action] = [.status(.available)]
+        if let owner = replica.meta.user {
+            guard owner == user.userRecordName else {
+                actions.append(.persist(replica.switchAccount(to: user.userRecordName)))
+                return actions + beginPass()
+            }
+        } else {
+            actions.append(.persist(replica.updateMeta { $0.user = user.userRecordName }))
+        }
+        switch check {
+        case .startOfPass:
+            return actions + ensureZone(then: .startOfPass)
+        case .beforeBatch:
+            return actions + nextBatch()
+        case .beforeRecreation(let resume):
+            return actions + [.persist(replica.zoneMissing())] + ensureZone(then: resume)
+        }
+    }
+
+    /// The status a failed account check tells.
+    static func status(after error: CloudError) -> AccountStatus {
+        switch error.code {
+        case .authenticationRequired, .authenticationFailed: .noAccount
+        case .accessDenied: .restricted
+        default: error.isTransient ? .temporarilyUnavailable : .couldNotDetermine
+        }
+    }
+
+    // MARK: Zone
+
+    /// Creates the engine's zone and its subscription the first time.
+    private mutating func ensureZone(then resume: Resume) -> [Action] {
+        guard replica.meta.zoneReady else {
+            run?.awaiting = .zone(resume)
+            let subscription = Subscription(subscriptionID: "cumulus.\(zoneID.zoneName)", zoneID: zoneID)
+            return [.createZone(zoneID, subscription)]
+        }
+        return resumed(resume)
+    }
+
+    /// The zone vanished from the server: once the account is known to be
+    /// still the replica's, create it again and queue every local record to
+    /// be sent again.
+    private mutating func recreateZone(then resume: Resume) -> [Action] {
+        awaitAccount(.beforeRecreation(resume))
+    }
+
+    private mutating func resumed(_ resume: Resume) -> [Action] {
+        switch resume {
+        case .startOfPass, .sending: return sendStep()
+        case .afterFetch:
+            run?.phase = .sendingAfterFetch
+            return sendStep()
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends pending changes in batches until none is left that can be
+    /// sent, checking the account before each batch.
+    private mutating func sendStep() -> [Action] {
+        guard replica.hasChangesToSend else { return sendingDone() }
+        return awaitAccount(.beforeBatch)
+    }
+
+    /// The next batch, made from what is pending now, recorded as in doubt
+    /// before it leaves: a crash or a lost answer never makes the engine
+    /// treat a change that may have arrived as unsent.
+    private mutating func nextBatch() -> [Action] {
+        let random = settings.random
+        let batch = replica.nextBatch(limit: run?.batchSize ?? settings.batchSize) {
+            Self.writeIdentifier(random)
+        }
+        guard !batch.isEmpty else { return sendingDone() }
+        run?.awaiting = .answer(batch)
+        return [.persist(replica.send(batch)), .send(batch.map(\.operation))]
+    }
+
+    /// A write identifier of 64 random bits, from two draws of the source.
+    static func writeIdentifier(_ random: () -> Double) -> String {
+        let high = UInt64(min(max(random(), 0), 0x1.fffffffffffffp-1) * 4_294_967_296)
+        let low = UInt64(min(max(random(), 0), 0x1.fffffffffffffp-1) * 4_294_967_296)
+        return String(high << 32 | low, radix: 16)
+    }
+
+    private mutating func answered(_ batch: [Replica<Model>.SentChange], _ result: Result<[RecordResult], CloudError>)
+        -> [Action]
+    {
+        let results: [RecordResult]
+        switch result {
+        case .failure(let error) where error.code == .badRequest && batch.count > 1:
+            // Too much for one request: halve the batch and go on.
+            run?.batchSize = max(1, batch.count / 2)
+            return sendStep()
+        case .failure(let error) where error.code == .zoneNotFound:
+            return recreateZone(then: .sending)
+        case .failure(let error):
+            return failed(error)
+        case .success(let answered):
+            results = answered
+        }
+        guard results.count == batch.count else {
+            return finish(
+                CloudError(
+                    .internalError, reason: "the server answered \(results.count) results for \(batch.count) operations"
+                ))
+        }
+        let answers = replica.apply(results, for: batch)
+        let outcome = AnswerOutcome(transient: answers.transient, zoneMissing: answers.zoneMissing)
+        return [.persist(answers.effects)] + lookUp(answers.lookups, then: outcome)
+    }
+
+    /// Looks up, one at a time, the records of conflicts whose answer did
+    /// not carry them, then does what the answers left.
+    private mutating func lookUp(_ changes: [Replica<Model>.SentChange], then outcome: AnswerOutcome) -> [Action] {
+        guard let change = changes.first else {
+            run?.madeProgress = true
+            var actions: [Action] = [.publish(.pendingChanges(replica.pending.count))]
+            if outcome.zoneMissing {
+                actions += recreateZone(then: .sending)
+            } else if let transient = outcome.transient {
+                actions += failed(transient)
+            } else {
+                actions += sendStep()
+            }
+            return actions
+        }
+        run?.awaiting = .lookup(change, rest: Array(changes.dropFirst()), after: outcome)
+        return [.lookUp(recordName: change.name)]
+    }
+
+    private mutating func sendingDone() -> [Action] {
+        switch run?.phase {
+        case .sendingFirst: return startFetch()
+        default: return endPass()
+        }
+    }
+
+    // MARK: Fetching
+
+    /// Fetches the zone's changes since the saved token, page by page. Each
+    /// page's replica changes and its token are one journal write, so a
+    /// crash can never skip changes; pages are written behind the fetch and
+    /// the fetch ends once all are durable.
+    private mutating func startFetch() -> [Action] {
+        run?.phase = .fetching
+        let token = replica.meta.syncToken
+        run?.token = token
+        run?.seen = token == nil && !replica.server.isEmpty ? [] : nil
+        return requestPage()
+    }
+
+    private mutating func requestPage() -> [Action] {
+        run?.awaiting = .page
+        return [
+            .fetch(
+                ZoneChangesRequest(zoneID: zoneID, syncToken: run?.token, resultsLimit: settings.fetchResultsLimit))
+        ]
+    }
+
+    private mutating func pageArrived(
+        _ result: Result<ZoneChanges?, CloudError>, _ prepared: [Replica<Model>.Fetched?]
+    ) -> [Action] {
+        let page: ZoneChanges
+        switch result {
+        case .success(nil):
+            return [.settleJournal] + fetchDone()
+        case .success(let changes?):
+            page = changes
+        case .failure(let error) where error.code == .zoneNotFound:
+            return [.settleJournal] + recreateZone(then: .afterFetch)
+        case .failure(let error) where error.code == .changeTokenExpired && run?.seen == nil:
+            // Fetch everything again; what the server no longer has is
+            // removed once the whole zone has been seen.
+            run?.seen = []
+            run?.token = nil
+            return [.publish(.fullRefetch)] + requestPage()
+        case .failure(let error):
+            return failed(error)
+        }
+        var seen = run?.seen
+        var effects = replica.applyFetched(page.records, prepared, seen: &seen)
+        if let seen, !page.moreComing { effects.append(replica.removeUnseen(seen)) }
+        if seen == nil || !page.moreComing {
+            effects.append(replica.updateMeta { $0.syncToken = page.syncToken })
+        }
+        let stalled = page.records.isEmpty && page.syncToken == run?.token
+        run?.seen = seen
+        run?.token = page.syncToken
+        run?.madeProgress = true
+        let actions: [Action] = [.persistBehind(effects)]
+        if !page.moreComing || stalled { return actions + [.settleJournal] + fetchDone() }
+        return actions + requestPage()
+    }
+
+    private mutating func fetchDone() -> [Action] {
+        run?.phase = .sendingAfterFetch
+        return sendStep()
+    }
+}

@@ -1,0 +1,283 @@
+import CumulusTesting
+import Foundation
+import Testing
+
+@testable import Cumulus
+
+/// The run's decisions, as a plain value: each event in, the actions out.
+/// No tasks, no clocks, no server.
+@Suite("SyncSession")
+struct SyncSessionTests {
+    typealias Session = SyncSession<Note>
+    typealias Action = Session.Action
+
+    let zone = ZoneID(zoneName: "Note")
+
+    /// A source of numbers in 0..<1 that repeats `values`.
+    final class Numbers: @unchecked Sendable {
+        // Safety: only the test's one task calls it.
+        private var values: [Double]
+        private var index = 0
+        init(_ values: [Double]) { self.values = values }
+        func next() -> Double {
+            defer { index += 1 }
+            return values[index % values.count]
+        }
+    }
+
+    func session(
+        pending: [String] = [], server: [String] = [], user: String? = nil, zoneReady: Bool = false,
+        batchSize: Int = 100, attempts: Int = 4, random: Numbers = Numbers([0.5])
+    ) throws -> Session {
+        var replica = Replica<Note>(
+            settings: .init(
+                zoneID: zone, encoder: RecordEncoder(zoneID: zone), maximumConflictAttempts: 5, earlierVersionLimit: 4))
+        var effects = ReplicaEffects<Note>()
+        for name in server {
+            var record = try RecordEncoder(zoneID: zone).encode(Note(id: name, title: name, body: ""))
+            record.metadata = RecordMetadata(changeTag: "1", zoneID: zone)
+            try replica.setServer(name, record, &effects)
+        }
+        _ = replica.upload(try replica.prepare(pending.map { Note(id: $0, title: $0, body: "") }))
+        _ = replica.updateMeta {
+            $0.user = user
+            $0.zoneReady = zoneReady
+        }
+        let policy = RetryPolicy(
+            initialDelay: .seconds(1), maximumDelay: .seconds(8), multiplier: 2, jitter: 0, maximumAttempts: attempts)
+        return Session(
+            replica: replica,
+            settings: .init(batchSize: batchSize, fetchResultsLimit: nil, retryPolicy: policy, random: random.next))
+    }
+
+    /// The request or wait that ends a list of actions.
+    func last(_ actions: [Action]) -> Action? { actions.last }
+
+    func isCheckAccount(_ actions: [Action]) -> Bool {
+        if case .checkAccount? = actions.last { return true }
+        return false
+    }
+
+    func sentOperations(_ actions: [Action]) -> [RecordOperation]? {
+        if case .send(let operations)? = actions.last { return operations }
+        return nil
+    }
+
+    func waited(_ actions: [Action]) -> Duration? {
+        if case .wait(let delay)? = actions.last { return delay }
+        return nil
+    }
+
+    func finished(_ actions: [Action]) -> CloudError?? {
+        if case .finish(let error)? = actions.last { return .some(error) }
+        return nil
+    }
+
+    func fetchRequest(_ actions: [Action]) -> ZoneChangesRequest? {
+        if case .fetch(let request)? = actions.last { return request }
+        return nil
+    }
+
+    func persisted(_ actions: [Action]) -> [ReplicaEffects<Note>] {
+        actions.compactMap {
+            if case .persist(let effects) = $0 { return effects }
+            if case .persistBehind(let effects) = $0 { return effects }
+            return nil
+        }
+    }
+
+    let alice = UserIdentity(userRecordName: "_alice")
+
+    /// Runs a session with nothing pending up to its first fetch.
+    func toFetch(_ session: inout Session) -> [Action] {
+        var actions = session.start()
+        #expect(isCheckAccount(actions))
+        actions = session.handle(.accountChecked(.success(alice)))
+        return actions
+    }
+
+    @Test("transient failures wait with backoff until the attempts run out; progress starts the count again")
+    func retryAndBackoff() throws {
+        var session = try session(user: "_alice", zoneReady: true, attempts: 3)
+        var actions = session.start()
+        let offline = CloudError(.networkFailure, reason: "offline")
+        actions = session.handle(.accountChecked(.failure(offline)))
+        #expect(actions.contains { if case .status(.temporarilyUnavailable) = $0 { true } else { false } })
+        #expect(waited(actions) == .seconds(1))
+        #expect(session.handle(.woke).last.map { if case .checkAccount = $0 { true } else { false } } == true)
+        actions = session.handle(.accountChecked(.failure(offline)))
+        #expect(waited(actions) == .seconds(2))
+        _ = session.handle(.woke)
+        // Three attempts in all: the third failure ends the run.
+        actions = session.handle(.accountChecked(.failure(offline)))
+        #expect(finished(actions) == .some(offline))
+        #expect(!session.isRunning)
+
+        // A server that asks for a longer wait gets it.
+        actions = session.start()
+        var throttled = CloudError(.throttled, reason: "slow down")
+        throttled.retryAfter = .seconds(30)
+        actions = session.handle(.accountChecked(.failure(throttled)))
+        #expect(waited(actions) == .seconds(30))
+
+        // A refusal for good ends the run at once.
+        _ = session.handle(.woke)
+        let refused = CloudError(.authenticationFailed, reason: "who are you")
+        actions = session.handle(.accountChecked(.failure(refused)))
+        #expect(actions.contains { if case .status(.noAccount) = $0 { true } else { false } })
+        #expect(finished(actions) == .some(refused))
+    }
+
+    @Test("a pass that applied a page starts the count of attempts again")
+    func progressResetsBackoff() throws {
+        var session = try session(user: "_alice", zoneReady: true, attempts: 2)
+        let lost = CloudError(.networkFailure, reason: "lost")
+        var actions = toFetch(&session)
+        #expect(fetchRequest(actions) != nil)
+        // Two passes that each applied a page before failing: each waits the first delay.
+        for index in 0..<2 {
+            let token = SyncToken(rawValue: "t\(index)")
+            let page = ZoneChanges(zoneID: zone, records: [], syncToken: token, moreComing: true)
+            actions = session.handle(.fetched(.success(page), prepared: []))
+            #expect(fetchRequest(actions)?.syncToken == token)
+            actions = session.handle(.fetched(.failure(lost), prepared: []))
+            #expect(waited(actions) == .seconds(1))
+            _ = session.handle(.woke)
+            actions = session.handle(.accountChecked(.success(alice)))
+        }
+        // A pass without progress: with two attempts, its failure ends the run.
+        actions = session.handle(.fetched(.failure(lost), prepared: []))
+        #expect(finished(actions) == .some(lost))
+    }
+
+    @Test("a batch the server refuses as too large is halved, down to one change")
+    func batchHalving() throws {
+        var session = try session(pending: ["a", "b", "c", "d", "e"], user: "_alice", zoneReady: true, batchSize: 4)
+        _ = session.start()
+        var actions = session.handle(.accountChecked(.success(alice)))
+        #expect(isCheckAccount(actions), "the account is checked before each batch")
+        actions = session.handle(.accountChecked(.success(alice)))
+        #expect(sentOperations(actions)?.count == 4)
+        #expect(persisted(actions).contains { !$0.journal.isEmpty }, "the batch is in doubt before it leaves")
+        let tooLarge = CloudError(.badRequest, reason: "request too large")
+        for expected in [2, 1] {
+            actions = session.handle(.sent(.failure(tooLarge)))
+            #expect(isCheckAccount(actions))
+            actions = session.handle(.accountChecked(.success(alice)))
+            #expect(sentOperations(actions)?.count == expected)
+        }
+        // A single change refused as a whole ends the run.
+        actions = session.handle(.sent(.failure(tooLarge)))
+        #expect(finished(actions) == .some(tooLarge))
+    }
+
+    @Test("a zone gone from the server is created again after the account is checked, and sending goes on")
+    func zoneRecreation() throws {
+        var session = try session(pending: ["a"], server: ["b"], user: "_alice", zoneReady: true)
+        _ = session.start()
+        _ = session.handle(.accountChecked(.success(alice)))
+        var actions = session.handle(.accountChecked(.success(alice)))
+        #expect(sentOperations(actions)?.count == 1)
+        actions = session.handle(.sent(.failure(CloudError(.zoneNotFound, reason: "gone"))))
+        #expect(isCheckAccount(actions))
+        actions = session.handle(.accountChecked(.success(alice)))
+        guard case .createZone(let created, _)? = actions.last else {
+            Issue.record("the zone is not created again: \(actions)")
+            return
+        }
+        #expect(created == zone)
+        // The server's records are queued to be sent again.
+        #expect(session.replica.pending.keys.sorted() == ["a", "b"])
+        actions = session.handle(.zoneCreated(.success(())))
+        #expect(session.replica.meta.zoneReady)
+        #expect(isCheckAccount(actions))
+        actions = session.handle(.accountChecked(.success(alice)))
+        #expect(sentOperations(actions)?.map(\.record.recordName).sorted() == ["a", "b"])
+    }
+
+    @Test("an expired token fetches the whole zone again and removes what the server no longer has")
+    func tokenExpiry() throws {
+        var session = try session(server: ["kept", "gone"], user: "_alice", zoneReady: true)
+        _ = session.replica.updateMeta { $0.syncToken = SyncToken(rawValue: "old") }
+        var actions = toFetch(&session)
+        #expect(fetchRequest(actions)?.syncToken == SyncToken(rawValue: "old"))
+        actions = session.handle(
+            .fetched(.failure(CloudError(.changeTokenExpired, reason: "expired")), prepared: []))
+        #expect(actions.contains { if case .publish(.fullRefetch) = $0 { true } else { false } })
+        #expect(fetchRequest(actions)?.syncToken == nil)
+        var record = try RecordEncoder(zoneID: zone).encode(Note(id: "kept", title: "kept", body: ""))
+        record.metadata = RecordMetadata(changeTag: "1", zoneID: zone)
+        let page = ZoneChanges(
+            zoneID: zone, records: [.record(record)], syncToken: SyncToken(rawValue: "new"), moreComing: false)
+        actions = session.handle(.fetched(.success(page), prepared: [nil]))
+        #expect(persisted(actions).flatMap(\.deleted) == ["gone"])
+        #expect(session.replica.server.keys.sorted() == ["kept"])
+        #expect(session.replica.meta.syncToken == SyncToken(rawValue: "new"))
+        #expect(actions.contains { if case .settleJournal = $0 { true } else { false } })
+        #expect(finished(actions) == .some(nil))
+
+        // A second expiry during the refetch is a failure, not a loop.
+        _ = session.replica.updateMeta { $0.syncToken = SyncToken(rawValue: "old") }
+        actions = toFetch(&session)
+        let expired = CloudError(.changeTokenExpired, reason: "expired")
+        _ = session.handle(.fetched(.failure(expired), prepared: []))
+        actions = session.handle(.fetched(.failure(expired), prepared: []))
+        #expect(finished(actions) == .some(expired))
+    }
+
+    @Test("another user signed in mid-run: the replica is cleared and the pass starts again as that user")
+    func accountChangeMidRun() throws {
+        var session = try session(pending: ["a"], user: "_alice", zoneReady: true)
+        _ = session.start()
+        var actions = session.handle(.accountChecked(.success(alice)))
+        #expect(isCheckAccount(actions))
+        actions = session.handle(.accountChecked(.success(UserIdentity(userRecordName: "_bob"))))
+        #expect(sentOperations(actions) == nil, "nothing of alice's is sent as bob")
+        #expect(session.replica.pending.isEmpty)
+        #expect(session.replica.meta.user == "_bob")
+        #expect(persisted(actions).flatMap(\.events).contains { if case .accountChanged = $0 { true } else { false } })
+        #expect(isCheckAccount(actions), "the pass starts again")
+    }
+
+    @Test("a run asked for during a run passes once more; a stopped run tells whether one was asked for")
+    func rerunAndStop() throws {
+        var session = try session(user: "_alice", zoneReady: true)
+        var startNow = session.requestRun()
+        #expect(startNow)
+        _ = toFetch(&session)
+        startNow = session.requestRun()
+        #expect(!startNow)
+        let page = ZoneChanges(zoneID: zone, records: [], syncToken: SyncToken(rawValue: "t"), moreComing: false)
+        var actions = session.handle(.fetched(.success(page), prepared: []))
+        #expect(isCheckAccount(actions), "the asked-for pass")
+        actions = session.handle(.accountChecked(.success(alice)))
+        actions = session.handle(.fetched(.success(page), prepared: []))
+        #expect(finished(actions) == .some(nil))
+        #expect(!session.isRunning)
+
+        _ = toFetch(&session)
+        startNow = session.requestRun()
+        #expect(!startNow)
+        let again = session.stopped()
+        #expect(again)
+        #expect(!session.isRunning)
+        startNow = session.requestRun()
+        #expect(startNow)
+    }
+
+    @Test("write identifiers come from the configured source: the same source gives the same batch")
+    func identifiersFromTheSource() throws {
+        func firstBatch() throws -> [RecordOperation]? {
+            var session = try session(
+                pending: ["a", "b"], user: "_alice", zoneReady: true, random: Numbers([0.25, 0.75, 0.5, 0.125]))
+            _ = session.start()
+            _ = session.handle(.accountChecked(.success(alice)))
+            return sentOperations(session.handle(.accountChecked(.success(alice))))
+        }
+        let first = try #require(try firstBatch())
+        let second = try #require(try firstBatch())
+        #expect(first.map(\.record) == second.map(\.record))
+        let identifiers = first.map { WriteLineage.identifiers(of: $0.record).first }
+        #expect(identifiers == ["40000000c0000000", "8000000020000000"])
+    }
+}
