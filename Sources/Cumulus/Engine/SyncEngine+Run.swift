@@ -92,6 +92,41 @@ extension SyncEngine {
         .act(session.handle(.woke))
     }
 
+    // MARK: Stepping
+
+    /// Starts a run that stops at each wait instead of sleeping, for a
+    /// simulation that moves time itself: the run is carried out in the
+    /// caller's task, so a seed replays to the same history. Returns
+    /// `.wait` or `.finished`; after a wait, ``resumeSteppedRun()``.
+    ///
+    /// - Throws: What ``sync()`` throws.
+    func startSteppedRun() async throws -> RunStep {
+        try checkOpen()
+        precondition(currentRun == nil && !session.isRunning, "a stepped run needs an idle engine")
+        return try await step(.act(session.start()))
+    }
+
+    /// Goes on with a stepped run after its wait.
+    func resumeSteppedRun() async throws -> RunStep {
+        try await step(woke())
+    }
+
+    private func step(_ first: RunStep) async throws -> RunStep {
+        var next = first
+        do {
+            while case .act(let actions) = next { next = try await carryOut(actions) }
+        } catch {
+            reportRunEnd(failure: error)
+            _ = session.stopped()
+            throw error
+        }
+        if case .finished = next {
+            reportRunEnd(failure: nil)
+            _ = session.stopped()
+        }
+        return next
+    }
+
     /// Carries out actions in order, up to the request or wait that ends
     /// them, and returns what the run does next.
     private func carryOut(_ actions: [SyncSession<Model>.Action]) async throws -> RunStep {
@@ -158,6 +193,13 @@ extension SyncEngine {
         preconditionFailure("Internal inconsistency: actions without a request, wait or end")
     }
 
+    private func reportRunEnd(failure: (any Error)?) {
+        // Writes queued behind a fetch still happen, in order; a failed run does not wait for them.
+        if failure != nil { writesBehind.removeAll() }
+        if let failure { eventBroadcaster.yield(.syncFailed(reason: "\(failure)")) }
+        eventBroadcaster.yield(.syncFinished(pending: replica.pending.count))
+    }
+
     /// Queues a journal batch without waiting for it, waiting first for the
     /// oldest queued one when too many are under way: the next page is
     /// fetched while the journal writes the last, and pages that queue up
@@ -199,10 +241,7 @@ extension SyncEngine {
 
     /// Reports the end of run `id`, and starts another when one was asked for meanwhile.
     private func runEnded(_ id: Int, failure: (any Error)?) async {
-        // Writes queued behind a fetch still happen, in order; a failed run does not wait for them.
-        if failure != nil { writesBehind.removeAll() }
-        if let failure { eventBroadcaster.yield(.syncFailed(reason: "\(failure)")) }
-        eventBroadcaster.yield(.syncFinished(pending: replica.pending.count))
+        reportRunEnd(failure: failure)
         guard runCounter == id else { return }
         currentRun = nil
         let again = session.stopped()

@@ -9,13 +9,13 @@ final class SimulationDevice {
     let handle: InMemoryCloudDatabase
     let directory: URL
     var engine: SyncEngine<SimNote>?
-    /// The sleepers of ``engine`` on the history's clock.
-    var sleepers = SleeperCount()
     var events: EventLog?
     /// Events of ``events`` already looked at.
     var eventsRead = 0
     /// Runs of `sync()` that ended on this engine instance.
     var runs = 0
+    /// Waits of this engine instance's runs so far.
+    var waits = 0
     var offline = false
     /// The user the engine's data belongs to, as far as its syncs and
     /// events tell: an app names new records after it, and creates none

@@ -157,6 +157,16 @@ final class EventLog: @unchecked Sendable {
         lock.withLock { index < events.count ? Array(events[index...]) : [] }
     }
 
+    /// How many waits the runs went into (each wait's last event before it
+    /// is `retryScheduled`).
+    var retryWaits: Int {
+        lock.withLock {
+            events.reduce(0) { count, event in
+                if case .retryScheduled = event { count + 1 } else { count }
+            }
+        }
+    }
+
     /// How many runs have ended (each run's last event is `syncFinished`).
     var finishedRuns: Int {
         lock.withLock {
@@ -164,22 +174,5 @@ final class EventLog: @unchecked Sendable {
                 if case .syncFinished = event { count + 1 } else { count }
             }
         }
-    }
-}
-
-/// The outcome of a task the simulator polls instead of awaiting, so that
-/// it can move the clock while the task waits on it.
-final class Completion: @unchecked Sendable {
-    // Safety: `result` is only touched under `lock`.
-    private let lock = NSLock()
-    private var result: (any Error)??
-
-    func finish(_ error: (any Error)?) {
-        lock.withLock { result = .some(error) }
-    }
-
-    /// `nil` while running; then `.some(nil)` for success or the error.
-    var outcome: (any Error)?? {
-        lock.withLock { result }
     }
 }

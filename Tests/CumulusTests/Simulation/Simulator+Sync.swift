@@ -1,6 +1,7 @@
-import Cumulus
 import CumulusTesting
 import Foundation
+
+@testable import Cumulus
 
 extension Simulator {
     /// How a driven `sync()` ended.
@@ -11,12 +12,13 @@ extension Simulator {
         case killed
     }
 
-    /// Runs `sync()` in a task and drives the manual clock until it ends:
-    /// while the engine sleeps (a retry wait), sometimes performs another
-    /// operation on the same device first, then moves to the next deadline.
+    /// Runs a sync in this task, one step at a time: at each of the
+    /// engine's waits, sometimes performs another operation on the same
+    /// device first, then moves the clock by the wait. Nothing runs beside
+    /// the simulator, so a seed replays to the same history.
     func sync(_ device: SimulationDevice, duringRetries: Bool) async throws -> SyncOutcome {
         let outcome = try await driveSync(device, duringRetries: duringRetries)
-        // Killed outside the driving, whose task and locals held the engine.
+        // Killed outside the driving, whose locals held the engine.
         if case .killed = outcome { try await kill(device) }
         return outcome
     }
@@ -26,63 +28,41 @@ extension Simulator {
         let start = nextTick()
         let user = device.handle.signedInUser
         let accountChanges = device.accountChanges
-        let completion = Completion()
-        let task = Task {
-            do {
-                try await engine.sync()
-                completion.finish(nil)
-            } catch {
-                completion.finish(error)
-            }
-        }
         stats.syncs += 1
-        var spins = 0
-        while true {
-            guard settled(device.sleepers, completion) else {
-                try await idle(&spins, "device \(device.index)'s sync")
-                continue
-            }
-            spins = 0
-            if completion.outcome != nil { break }
-            stats.retryWaits += 1
-            if duringRetries, random.chance(0.4), let operation = random.weighted(enabled(Self.duringRetryWeights)) {
-                stats.operationsDuringRetries += 1
-                record("d\(device.index)'s sync waits until \(clock.pendingDeadlines.first?.offset ?? .zero):")
-                if operation == .kill {
-                    try await readEventsBeforeKill(of: device)
-                    // Cancelling the sync stops its run at the wait; until
-                    // it has, the engine still counts as one on the clock.
-                    task.cancel()
-                    zombies.append(Zombie(sleepers: device.sleepers, completion: completion))
-                    _ = await task.result
-                    return .killed
+        var failure: (any Error)?
+        do {
+            var step = try await engine.startSteppedRun()
+            while case .wait(let delay) = step {
+                stats.retryWaits += 1
+                device.waits += 1
+                if duringRetries, random.chance(0.4), let operation = random.weighted(enabled(Self.duringRetryWeights))
+                {
+                    stats.operationsDuringRetries += 1
+                    record("d\(device.index)'s sync waits until \(clock.now.advanced(by: delay).offset):")
+                    if operation == .kill {
+                        try await readEventsBeforeKill(of: device)
+                        return .killed
+                    }
+                    try await perform(operation, on: device)
                 }
-                try await perform(operation, on: device)
+                clock.advance(by: delay)
+                step = try await engine.resumeSteppedRun()
             }
-            clock.advanceToNextDeadline()
+        } catch {
+            failure = error
         }
         device.runs += 1
         try await readEvents(of: device)
-        if case .some(.some(let error)) = completion.outcome {
-            guard let error = error as? CloudError else {
+        if let failure {
+            guard let error = failure as? CloudError else {
                 throw InvariantBroken(
-                    invariant: .unexpectedError, detail: "device \(device.index)'s sync threw \(error)")
+                    invariant: .unexpectedError, detail: "device \(device.index)'s sync threw \(failure)")
             }
             record("d\(device.index) sync failed: \(error.code)")
             return .failed(error)
         }
         try await settled(device, engine, start: start, user: user, accountChanges: accountChanges)
         return .succeeded
-    }
-
-    /// Whether every engine is asleep on the clock or done: the sync's
-    /// engine (`sleepers`, `completion`) and every zombie, with every
-    /// sleeper registered on the clock and none woken but not yet running.
-    private func settled(_ sleepers: SleeperCount, _ completion: Completion) -> Bool {
-        let own = sleepers.value
-        guard own > 0 || completion.outcome != nil, zombies.allSatisfy(\.isIdle) else { return false }
-        let counted = zombies.reduce(own) { $0 + $1.sleepers.value }
-        return clock.sleeperCount == counted
     }
 
     /// After a successful sync: with nothing pending as the same user, this
@@ -105,9 +85,9 @@ extension Simulator {
         }
     }
 
-    /// Kills the device while its sync waits: the task is cancelled, the
-    /// engine dropped without closing, and a new engine opened on the same
-    /// journal. In a process that dies the system releases the directory at
+    /// Kills the device while its sync waits: the engine is dropped
+    /// without closing, in the middle of its run, and a new engine opened
+    /// on the same journal. In a process that dies the system releases the directory at
     /// once; in this one, the dropped engine releases it when its journal's
     /// last write has finished, so the reopening waits (briefly, in real
     /// time) for that.
@@ -131,19 +111,14 @@ extension Simulator {
         handle(log.events(from: device.eventsRead), of: device)
     }
 
-    /// Reads what the engine reported before it is killed mid-run (a user
-    /// switch at the run's start, say). No event marks the end of what it
-    /// yielded so far, so this waits until the log stops growing.
+    /// Reads what the engine reported before it is killed in a wait: the
+    /// last event of a run before each wait is its `retryScheduled`, so
+    /// the log is complete once it holds as many as the waits so far.
     private func readEventsBeforeKill(of device: SimulationDevice) async throws {
         guard let log = device.events else { return }
-        var count = log.events(from: 0).count
-        var unchanged = 0
         var spins = 0
-        while unchanged < 50 {
+        while log.retryWaits < device.waits {
             try await idle(&spins, "the events of device \(device.index)")
-            let now = log.events(from: 0).count
-            unchanged = now == count ? unchanged + 1 : 0
-            count = now
         }
         handle(log.events(from: device.eventsRead), of: device)
     }

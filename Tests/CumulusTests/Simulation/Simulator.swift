@@ -19,8 +19,6 @@ final class Simulator {
     let zone = ZoneID(zoneName: SimNote.cloudRecordType)
     let root: URL
     var devices: [SimulationDevice] = []
-    /// Engines killed while their sync waited.
-    var zombies: [Zombie] = []
     var oracle = Oracle()
     var stats = SimulationStats()
     var log: [String] = []
@@ -47,9 +45,8 @@ final class Simulator {
     }
 
     /// Every engine's configuration comes from here: no automatic sync, the
-    /// history's clock, and no backoff jitter, because the engine draws it
-    /// from the system generator. `randomSeed` comes from the history's
-    /// generator, for the engine's random source once it can take one.
+    /// history's clock, and the engine's random source (backoff jitter,
+    /// write identifiers) seeded from the history's generator.
     static func configuration(clock: any Clock<Duration>, randomSeed: UInt64) -> SyncConfiguration {
         let jitter = SeededJitter(seed: randomSeed)
         return SyncConfiguration(
@@ -109,8 +106,7 @@ final class Simulator {
     /// Opens the device's engine on its journal; a journal that does not
     /// open breaks ``SimulationInvariant/journalOpens``.
     func open(_ device: SimulationDevice, waitingForRelease: Bool = false) async throws {
-        let engineClock = EngineClock(base: clock)
-        let configuration = Self.configuration(clock: engineClock, randomSeed: random.next())
+        let configuration = Self.configuration(clock: clock, randomSeed: random.next())
         var attempts = 0
         do {
             var opened: SyncEngine<SimNote>?
@@ -125,10 +121,10 @@ final class Simulator {
             }
             guard let engine = opened else { preconditionFailure("Internal inconsistency: no engine") }
             device.engine = engine
-            device.sleepers = engineClock.sleepers
             device.events = EventLog(engine.events)
             device.eventsRead = 0
             device.runs = 0
+            device.waits = 0
         } catch {
             throw InvariantBroken(
                 invariant: .journalOpens, detail: "device \(device.index) could not open its journal: \(error)")
