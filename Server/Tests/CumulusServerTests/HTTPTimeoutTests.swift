@@ -61,7 +61,7 @@ struct HTTPTimeoutTests {
     func idle() async throws {
         try await HTTPTestServer.with(configuration: Self.configuration(idle: .milliseconds(500))) { server in
             let silent = try await RawHTTPConnection.connect(port: server.port)
-            #expect(try await silent.waitForClose(within: .seconds(3)))
+            #expect(try await silent.waitForClose(within: .seconds(10)))
             await silent.close()
 
             let used = try await RawHTTPConnection.connect(port: server.port)
@@ -75,7 +75,8 @@ struct HTTPTimeoutTests {
                 #expect(answer?.status == 200)
             }
             let answered = ContinuousClock.now
-            #expect(try await used.waitForClose(within: .seconds(3)))
+            // Generous: on a loaded machine the event loop's timer fires late; what counts is that it fires.
+            #expect(try await used.waitForClose(within: .seconds(10)))
             #expect(ContinuousClock.now - answered >= .milliseconds(400))
             await used.close()
         }
@@ -94,7 +95,7 @@ struct HTTPTimeoutTests {
             let answer = try await connection.response(within: .seconds(5))
             #expect(answer?.status == 200, "\(String(describing: answer)) \(connection.unread)")
             #expect(ContinuousClock.now - start >= .milliseconds(1400))
-            #expect(try await connection.waitForClose(within: .seconds(2)))
+            #expect(try await connection.waitForClose(within: .seconds(10)))
             await connection.close()
         }
     }
