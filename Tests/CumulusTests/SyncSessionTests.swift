@@ -265,6 +265,19 @@ struct SyncSessionTests {
         #expect(startNow)
     }
 
+    @Test("a fetch that brings nothing new writes nothing to the journal")
+    func idleFetchWritesNothing() throws {
+        var session = try session(server: ["a"], user: "_alice", zoneReady: true)
+        let token = SyncToken(rawValue: "same")
+        _ = session.replica.updateMeta { $0.syncToken = token }
+        let actions = toFetch(&session)
+        #expect(fetchRequest(actions)?.syncToken == token)
+        let page = ZoneChanges(zoneID: zone, records: [], syncToken: token, moreComing: false)
+        let answered = session.handle(.fetched(.success(page), prepared: []))
+        #expect(persisted(answered).allSatisfy { $0.journal.isEmpty }, "\(answered)")
+        #expect(finished(answered) == .some(nil))
+    }
+
     @Test("write identifiers come from the configured source: the same source gives the same batch")
     func identifiersFromTheSource() throws {
         func firstBatch() throws -> [RecordOperation]? {

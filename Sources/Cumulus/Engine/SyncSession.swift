@@ -440,7 +440,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         var seen = run?.seen
         var effects = replica.applyFetched(page.records, prepared, seen: &seen)
         if let seen, !page.moreComing { effects.append(replica.removeUnseen(seen)) }
-        if seen == nil || !page.moreComing {
+        // An unchanged token (an idle poll) costs no journal write.
+        if (seen == nil || !page.moreComing) && replica.meta.syncToken != page.syncToken {
             effects.append(replica.updateMeta { $0.syncToken = page.syncToken })
         }
         let stalled = page.records.isEmpty && page.syncToken == run?.token
