@@ -60,6 +60,9 @@ struct ServerFigures {
         try await concurrentClients(deployments, postgres: postgres, skipped: skipped, options: options)
         try await largeFetch(deployments, skipped: skipped, options: options)
         try await latency(deployments, skipped: skipped, options: options)
+        if let sqlite = deployments.first(where: { $0.setup == .sqlite })?.deployment {
+            try await roundTrips(sqlite)
+        }
 
         for (_, deployment) in deployments { await deployment.stop() }
         print("\n(run took \((clock.now - began).seconds.oneDecimal) s)")
@@ -247,6 +250,21 @@ struct ServerFigures {
         }
         printTable(["path", "median", "p99"], rows)
         printSkipped(skipped.filter { !$0.hasPrefix(StoreSetup.postgres.title) })
+    }
+
+    static func roundTrips(_ deployment: Deployment) async throws {
+        print("\n== one upload with automatic sync, and idle polls: the device's requests and fsyncs (SQLite)")
+        let measured = try await RoundTrips.measure(deployment)
+        printTable(
+            ["", "requests and journal fsyncs"],
+            [
+                ["one upload, now", measured.upload.described],
+                ["one upload, when the goal was set", RoundTrips.before.upload],
+                ["goal", "users/current ×1 at most, records/modify ×1, no fetch of its own write; ≤ 2 fsyncs"],
+                ["\(measured.polls) idle polls, now", measured.poll.described],
+                ["one idle poll, when the goal was set", RoundTrips.before.poll],
+                ["goal", "1 request, no fsync, per poll"],
+            ])
     }
 
     // MARK: Workloads

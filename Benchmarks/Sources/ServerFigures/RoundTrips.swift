@@ -1,0 +1,161 @@
+import BenchmarkModels
+import Cumulus
+import CumulusServer
+import Foundation
+
+/// What one upload and an idle poll cost a device: the protocol requests
+/// its engine sends (counted by a `CloudDatabase` between the engine and
+/// `RemoteCloudDatabase`, over HTTP to the server on SQLite) and the
+/// `fsync`s of its journal.
+enum RoundTrips {
+    /// The figures measured when the goal was set, with the same app
+    /// (automatic sync, `RemoteCloudDatabase`, `cumulus serve` on SQLite).
+    static let before = (
+        upload: "6 (users/current ×3, records/modify, changes/zone ×2), 5 fsyncs",
+        poll: "2 (users/current, changes/zone), 1 fsync"
+    )
+
+    struct Counts: Sendable {
+        var requests: [String: Int]
+        var syncs: Int
+
+        var total: Int { requests.values.reduce(0, +) }
+        var described: String {
+            let parts = requests.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
+            return "\(total) (\(parts.joined(separator: ", "))), \(syncs) fsyncs"
+        }
+    }
+
+    /// One upload with automatic sync, then `polls` idle polls (totals), on
+    /// a fresh engine that synced once before the counting starts.
+    static func measure(_ deployment: Deployment) async throws -> (upload: Counts, poll: Counts, polls: Int) {
+        let user = try await deployment.addUser("roundtrips")
+        let counting = CountingDatabase(base: deployment.database(user))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cumulus-roundtrips-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pollInterval = Duration.milliseconds(500)
+        let engine = try await SyncEngine<Landmark>(
+            database: counting, directory: directory,
+            configuration: SyncConfiguration(automaticSync: true, pollInterval: pollInterval))
+        try await engine.sync()
+        // Let the notification channel open and the first runs end.
+        try await Task.sleep(for: .seconds(1))
+
+        var changes = engine.changes.makeAsyncIterator()
+        let before = counting.snapshot(syncs: engine.journalSyncCount)
+        var landmark = Landmark.sample(7)
+        landmark.name = "round trips"
+        try await engine.upload(landmark)
+        while let change = await changes.next() {
+            if case .updated(let models) = change, models.contains(where: { $0.id == landmark.id }) { break }
+        }
+        // Whatever the upload sets off (the notification of its own write) happens in this second.
+        try await Task.sleep(for: .milliseconds(400))
+        let upload = counting.snapshot(syncs: engine.journalSyncCount).minus(before)
+
+        let idleStart = counting.snapshot(syncs: engine.journalSyncCount)
+        let polls = 6
+        try await Task.sleep(for: pollInterval * polls)
+        let idle = counting.snapshot(syncs: engine.journalSyncCount).minus(idleStart)
+        await engine.close()
+        return (upload, idle, polls)
+    }
+}
+
+/// Forwards every call to `base` and counts the protocol requests by name.
+final class CountingDatabase: CloudDatabase, @unchecked Sendable {
+    // Safety: `counts` is only touched under `lock`.
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+    let base: RemoteCloudDatabase
+
+    init(base: RemoteCloudDatabase) { self.base = base }
+
+    var scope: DatabaseScope { base.scope }
+
+    private func count(_ name: String) { lock.withLock { counts[name, default: 0] += 1 } }
+
+    func snapshot(syncs: Int) -> RoundTrips.Counts {
+        RoundTrips.Counts(requests: lock.withLock { counts }, syncs: syncs)
+    }
+
+    func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws -> [RecordResult] {
+        count("records/modify")
+        return try await base.modifyRecords(operations, zoneID: zoneID, atomic: atomic)
+    }
+
+    func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws
+        -> [RecordResult]
+    {
+        count("records/lookup")
+        return try await base.lookupRecords(recordNames, zoneID: zoneID, desiredKeys: desiredKeys)
+    }
+
+    func queryRecords(
+        _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?, desiredKeys: [String]?
+    ) async throws -> QueryResult {
+        count("records/query")
+        return try await base.queryRecords(
+            query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: continuationMarker,
+            desiredKeys: desiredKeys)
+    }
+
+    func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
+        count("changes/zone")
+        return try await base.fetchZoneChanges(requests)
+    }
+
+    func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws -> DatabaseChanges {
+        count("changes/database")
+        return try await base.fetchDatabaseChanges(since: syncToken, resultsLimit: resultsLimit)
+    }
+
+    func listZones() async throws -> [RecordZone] {
+        count("zones/list")
+        return try await base.listZones()
+    }
+
+    func lookupZones(_ zoneIDs: [ZoneID]) async throws -> [ZoneResult] {
+        count("zones/lookup")
+        return try await base.lookupZones(zoneIDs)
+    }
+
+    func modifyZones(_ operations: [ZoneOperation]) async throws -> [ZoneResult] {
+        count("zones/modify")
+        return try await base.modifyZones(operations)
+    }
+
+    func modifySubscriptions(_ operations: [SubscriptionOperation]) async throws -> [SubscriptionResult] {
+        count("subscriptions/modify")
+        return try await base.modifySubscriptions(operations)
+    }
+
+    func listSubscriptions() async throws -> [Subscription] {
+        count("subscriptions/list")
+        return try await base.listSubscriptions()
+    }
+
+    func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] {
+        count("subscriptions/lookup")
+        return try await base.lookupSubscriptions(subscriptionIDs)
+    }
+
+    func currentUser() async throws -> UserIdentity {
+        count("users/current")
+        return try await base.currentUser()
+    }
+
+    func notifications() -> AsyncStream<CloudNotification> { base.notifications() }
+
+    @discardableResult
+    func notificationChannelsOpened() async -> Bool { await base.notificationChannelsOpened() }
+}
+
+extension RoundTrips.Counts {
+    func minus(_ earlier: RoundTrips.Counts) -> RoundTrips.Counts {
+        var requests = self.requests
+        for (name, value) in earlier.requests { requests[name, default: 0] -= value }
+        return RoundTrips.Counts(requests: requests.filter { $0.value != 0 }, syncs: syncs - earlier.syncs)
+    }
+}
