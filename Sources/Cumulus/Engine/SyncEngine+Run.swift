@@ -14,13 +14,18 @@ extension SyncEngine {
     ///   retries exhausted, a request refused as a whole); the pending
     ///   changes stay in the journal. ``SyncEngineError`` when the engine
     ///   was closed; `CancellationError` when it was closed during the sync
-    ///   or the calling task was cancelled, which stops the sync.
+    ///   or the calling task was cancelled. A cancelled call returns as soon
+    ///   as the run it started stops at its next step, or at once while it
+    ///   still waits for a run under way (which goes on); the changes stay
+    ///   queued.
     public func sync() async throws {
         try checkOpen()
         // One run at a time; a call waits for the run under way and then
         // makes its own, so it sees everything up to the moment it was made.
+        // A caller that gives up while it waits returns at once; the run it
+        // waited for goes on.
         while let running = currentRun {
-            _ = try? await running.value
+            try await Self.waitCancellably(for: running)
             if currentRun == running { currentRun = nil }
             try checkOpen()
         }
@@ -31,6 +36,23 @@ extension SyncEngine {
             try await run.value
         } onCancel: {
             run.cancel()
+        }
+    }
+
+    /// Waits until `run` ends, however it ends, or throws
+    /// `CancellationError` as soon as the calling task is cancelled.
+    private static func waitCancellably(for run: Task<Void, any Error>) async throws {
+        let waiter = CancellableWaiter()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                guard waiter.set(continuation) else { return }
+                Task {
+                    _ = try? await run.value
+                    waiter.resume(with: .success(()))
+                }
+            }
+        } onCancel: {
+            waiter.resume(with: .failure(CancellationError()))
         }
     }
 
@@ -290,5 +312,42 @@ extension SyncEngine {
         guard status != lastStatus else { return }
         lastStatus = status
         statusBroadcaster.yield(status)
+    }
+}
+
+/// A continuation resumed once, by whichever comes first: the end of what
+/// it waits for, or the cancellation of its task (which may come before
+/// the continuation exists).
+private final class CancellableWaiter: @unchecked Sendable {
+    // Safety: `continuation` and `outcome` are guarded by `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Void, any Error>?
+    private var outcome: Result<Void, any Error>?
+
+    /// Keeps `continuation`; `false` when it was resumed at once because
+    /// the outcome came first.
+    func set(_ continuation: CheckedContinuation<Void, any Error>) -> Bool {
+        lock.lock()
+        if let outcome {
+            lock.unlock()
+            continuation.resume(with: outcome)
+            return false
+        }
+        self.continuation = continuation
+        lock.unlock()
+        return true
+    }
+
+    func resume(with result: Result<Void, any Error>) {
+        lock.lock()
+        guard outcome == nil else {
+            lock.unlock()
+            return
+        }
+        outcome = result
+        let waiting = continuation
+        continuation = nil
+        lock.unlock()
+        waiting?.resume(with: result)
     }
 }
