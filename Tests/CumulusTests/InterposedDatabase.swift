@@ -7,7 +7,8 @@ import Foundation
 /// can run a step before each `modifyRecords` request arrives, and silence
 /// the notification stream.
 struct InterposedDatabase: CloudDatabase {
-    let base: InMemoryCloudDatabase
+    /// The handle, or a view of it bound to an account check.
+    private(set) var base: any CloudDatabase
     /// Runs before each `modifyRecords` request reaches the server.
     var beforeModifyRecords: (@Sendable ([RecordOperation], ZoneID) async throws -> Void)?
     /// Whether the notification stream yields what the server sends.
@@ -68,6 +69,15 @@ struct InterposedDatabase: CloudDatabase {
     }
 
     func currentUser() async throws -> UserIdentity { try await base.currentUser() }
+
+    func checkAccount() async throws -> AccountCheck { try await base.checkAccount() }
+
+    /// The same test in between, before the handle's bound view.
+    func bound(to check: AccountCheck) -> any CloudDatabase {
+        var bound = self
+        bound.base = base.bound(to: check)
+        return bound
+    }
 
     func notifications() -> AsyncStream<CloudNotification> {
         notifies ? base.notifications() : AsyncStream { _ in }

@@ -212,6 +212,38 @@ struct RemoteRequestTests {
         #expect(RemoteFixture.query(of: request.url) == ["ckAPIToken": RemoteFixture.apiToken])
     }
 
+    @Test("a view bound to an account check sends nothing once the account changed; a new API token is no change")
+    func boundToTheCheckedAccount() async throws {
+        let transport = RecordingTransport { request in
+            let body: CloudResponse =
+                request.url.path.hasSuffix("users/current")
+                ? .user(UserIdentity(userRecordName: "_alice")) : .zones([])
+            return CloudHTTPResponse(status: 200, body: try body.encodedBody())
+        }
+        let database = RemoteFixture.database(transport)
+        let check = try await database.checkAccount()
+        #expect(check.user.userRecordName == "_alice")
+        let bound = database.bound(to: check)
+        _ = try await bound.listZones()
+        database.setCredentials(.user(apiToken: "another+API/token", webAuthToken: RemoteFixture.webAuthToken))
+        _ = try await bound.listZones()
+        #expect(transport.requests.count == 3)
+
+        database.setCredentials(.user(apiToken: RemoteFixture.apiToken, webAuthToken: RemoteFixture.otherWebAuthToken))
+        await #expect {
+            _ = try await bound.listZones()
+        } throws: { error in
+            (error as? CloudError)?.code == .accountChanged
+        }
+        #expect(transport.requests.count == 3, "the refused request was not sent")
+        // The database itself and a view bound to a new check go on as the new account.
+        _ = try await database.listZones()
+        let again = try await database.checkAccount()
+        #expect(again.generation != check.generation)
+        _ = try await database.bound(to: again).listZones()
+        #expect(transport.requests.count == 6)
+    }
+
     @Test("each request is sent with the credentials set when it starts")
     func switchingCredentials() async throws {
         let transport = RecordingTransport(answering: .zones([]))

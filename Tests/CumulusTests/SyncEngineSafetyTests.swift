@@ -161,6 +161,32 @@ struct SyncEngineSafetyTests {
         #expect(await devices.server.storedRecords(in: zone, of: "bob").isEmpty)
     }
 
+    @Test("another user signs in between the account check and a batch: the batch is not sent as that user")
+    func switchBetweenCheckAndBatch() async throws {
+        let (clock, devices, _, database) = try await syncedDevice([Note(id: "alice-1", title: "a")])
+        // Bob has a zone of his own, which the batch would land in.
+        let (bobs, _, _) = try await devices.engine(user: "bob")
+        try await bobs.upload(Note(id: "bob-1", title: "b"))
+        try await bobs.sync()
+        let switched = OnceFlag()
+        let switching = InterposedDatabase(database) { _, _ in
+            if switched.setOnce() { database.signIn(as: "bob") }
+        }
+        let engine = try await SyncEngine<Note>(
+            database: switching, directory: temporaryDirectory("switching"),
+            configuration: SyncConfiguration(automaticSync: false, retryPolicy: RetryPolicy(jitter: 0), clock: clock))
+        try await engine.sync()
+        let events = Collected(engine.events)
+        try await engine.upload(Note(id: "alice-2", title: "private"))
+        try await engine.sync()
+        #expect(await devices.server.storedRecords(in: zone, of: "bob").map(\.recordName) == ["bob-1"])
+        #expect(!(await devices.server.storedRecords(in: zone, of: "alice").map(\.recordName).contains("alice-2")))
+        let discarded = await events.waitUntil {
+            $0.contains(.accountChanged(previousUser: "alice", newUser: "bob", discardedChanges: ["alice-2"]))
+        }
+        #expect(discarded)
+    }
+
     // MARK: Writes in doubt
 
     @Test(
@@ -380,5 +406,20 @@ struct SyncEngineSafetyTests {
         }
         await first.close()
         _ = try await devices.engine(directory: directory)
+    }
+}
+
+/// A switch that turns on once.
+final class OnceFlag: @unchecked Sendable {
+    // Safety: `isSet` is guarded by `lock`.
+    private let lock = NSLock()
+    private var isSet = false
+
+    /// Turns the flag on; `true` only the first time.
+    func setOnce() -> Bool {
+        lock.withLock {
+            defer { isSet = true }
+            return !isSet
+        }
     }
 }

@@ -59,6 +59,19 @@ public protocol CloudDatabase: Sendable {
     /// when nobody is signed in.
     func currentUser() async throws -> UserIdentity
 
+    /// `users/current`, with the generation of the credentials it was asked
+    /// with, to bind later requests to (``bound(to:)``). By default the
+    /// generation is always 0: a database whose account never changes
+    /// under it needs no binding.
+    func checkAccount() async throws -> AccountCheck
+
+    /// This database with every request bound to the account `check`
+    /// found: a request made after the credentials changed throws
+    /// ``CloudError/Code/accountChanged`` without being sent, so that
+    /// nothing checked as one user's is sent as another's. By default the
+    /// database itself.
+    func bound(to check: AccountCheck) -> any CloudDatabase
+
     /// The account's status, derived from ``currentUser()``: signed in,
     /// signed out, or unknown while the server cannot be reached.
     func accountStatus() async -> AccountStatus
@@ -81,6 +94,14 @@ extension CloudDatabase {
     /// Returns `false` at once: streams that listen as soon as they are returned.
     @discardableResult
     public func notificationChannelsOpened() async -> Bool { false }
+
+    /// `users/current` with generation 0.
+    public func checkAccount() async throws -> AccountCheck {
+        AccountCheck(user: try await currentUser(), generation: 0)
+    }
+
+    /// The database itself: its requests are not bound to a check.
+    public func bound(to check: AccountCheck) -> any CloudDatabase { self }
 
     /// The status the server's answer to ``currentUser()`` implies.
     public func accountStatus() async -> AccountStatus {

@@ -54,6 +54,10 @@ public struct CloudError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The request never reached the server or its answer never came back.
         /// (Client-side only; never on the wire.)
         public static let networkFailure = Code(rawValue: "NETWORK_FAILURE")
+        /// The database's credentials changed after the account check the
+        /// request was bound to; the request was not sent.
+        /// (Client-side only; never on the wire.)
+        public static let accountChanged = Code(rawValue: "ACCOUNT_CHANGED")
     }
 
     /// What went wrong.

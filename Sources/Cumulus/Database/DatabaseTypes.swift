@@ -319,6 +319,23 @@ public struct UserIdentity: Sendable, Hashable, Codable {
     public init(userRecordName: String) { self.userRecordName = userRecordName }
 }
 
+/// Who a database's requests act as, as one `users/current` found: the
+/// user, and the generation of the database's credentials it was asked
+/// with. A database bound to a check (``CloudDatabase/bound(to:)``)
+/// refuses to send a request once its credentials changed since.
+public struct AccountCheck: Sendable, Hashable {
+    /// The signed-in user.
+    public var user: UserIdentity
+    /// The database's count of account changes when the check was made.
+    public var generation: UInt64
+
+    /// Creates a check.
+    public init(user: UserIdentity, generation: UInt64) {
+        self.user = user
+        self.generation = generation
+    }
+}
+
 /// Something changed on the server that a client may want to fetch.
 public enum CloudNotification: Sendable, Hashable {
     /// Records in this zone changed (a zone subscription fired).

@@ -178,23 +178,29 @@ extension SyncEngine {
                 if let error { throw error }
                 return .finished
             case .checkAccount:
-                event = .accountChecked(try await attempt { try await self.database.currentUser() })
+                event = .accountChecked(
+                    try await attempt {
+                        let check = try await self.database.checkAccount()
+                        self.boundDatabase = self.database.bound(to: check)
+                        return check.user
+                    })
             case .createZone(let zoneID, let subscription):
                 event = .zoneCreated(try await attempt { try await self.createZone(zoneID, subscription) })
             case .send(let operations):
                 event = .sent(
                     try await attempt {
-                        try await self.database.modifyRecords(operations, zoneID: self.zoneID, atomic: false)
+                        try await self.checkedDatabase.modifyRecords(operations, zoneID: self.zoneID, atomic: false)
                     })
             case .lookUp(let name):
                 event = .lookedUp(
                     try await attempt {
-                        let found = try await self.database.lookupRecords([name], zoneID: self.zoneID, desiredKeys: nil)
+                        let found = try await self.checkedDatabase.lookupRecords(
+                            [name], zoneID: self.zoneID, desiredKeys: nil)
                         if case .record(let record)? = found.first { return record }
                         return nil
                     })
             case .fetch(let request):
-                let answer = try await attempt { try await self.database.fetchZoneChanges([request]).first }
+                let answer = try await attempt { try await self.checkedDatabase.fetchZoneChanges([request]).first }
                 var prepared: [Replica<Model>.Fetched?] = []
                 if case .success(let result?) = answer {
                     switch result {
@@ -256,9 +262,18 @@ extension SyncEngine {
     /// Creates the zone, then its subscription: notifications are a
     /// convenience, and polling covers a failure to subscribe.
     private func createZone(_ zoneID: ZoneID, _ subscription: Subscription) async throws {
-        let results = try await database.modifyZones([.create(zoneID)])
+        let results = try await checkedDatabase.modifyZones([.create(zoneID)])
         if case .failure(let error)? = results.first { throw error }
-        _ = try? await database.modifySubscriptions([.save(subscription)])
+        _ = try? await checkedDatabase.modifySubscriptions([.save(subscription)])
+    }
+
+    /// The database bound to the pass's account check: every request that
+    /// carries or reads data goes through it.
+    private var checkedDatabase: any CloudDatabase {
+        guard let boundDatabase else {
+            preconditionFailure("Internal inconsistency: a data request before the account was checked")
+        }
+        return boundDatabase
     }
 
     /// Reports the end of run `id`, and starts another when one was asked for meanwhile.

@@ -47,6 +47,8 @@ public actor SyncEngine<Model: CloudCodable> {
     var runCounter = 0
     /// Journal writes a fetch queued without waiting for them.
     var writesBehind: [JournalTicket] = []
+    /// The database bound to the last account check of the run.
+    var boundDatabase: (any CloudDatabase)?
     var backgroundTasks: [Task<Void, Never>] = []
     var isClosed = false
 

@@ -40,7 +40,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// What the engine is to do, in order.
     enum Action: Sendable {
-        /// Ask the server who is signed in.
+        /// Ask the server who is signed in, and bind the requests that
+        /// follow to that account.
         case checkAccount
         /// Create the zone and, as a convenience, its subscription.
         case createZone(ZoneID, Subscription)
@@ -86,18 +87,19 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case afterFetch
     }
 
-    /// Why the account is being checked.
-    enum AccountCheck: Sendable, Equatable {
+    /// Why the account is being checked. The engine binds the pass's
+    /// requests to the account each check found, so a request made after
+    /// the account changed is refused (``CloudError/Code/accountChanged``)
+    /// instead of reaching another user's database.
+    enum AccountCheckReason: Sendable, Equatable {
         case startOfPass
-        /// Before a batch leaves, so that no user's changes reach another's database.
-        case beforeBatch
         /// Before the zone is created again and everything queued again.
         case beforeRecreation(Resume)
     }
 
     /// What the run waits for.
     enum Awaiting: Sendable {
-        case account(AccountCheck)
+        case account(AccountCheckReason)
         case zone(Resume)
         case answer([Replica<Model>.SentChange])
         /// A lookup of a conflict's record, the others to look up after it,
@@ -228,6 +230,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// A failure of the pass: a transient one is tried again after a wait
     /// until the attempts run out; any other ends the run.
     private mutating func failed(_ error: CloudError) -> [Action] {
+        // The account changed under the pass: nothing was sent; check it again at once.
+        if error.code == .accountChanged, run != nil { return beginPass() }
         guard error.isTransient, var current = run else { return finish(error) }
         if current.madeProgress { current.backoff.reset() }
         guard current.backoff.canRetry else { return finish(error) }
@@ -239,7 +243,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     // MARK: Account
 
-    private mutating func awaitAccount(_ check: AccountCheck) -> [Action] {
+    private mutating func awaitAccount(_ check: AccountCheckReason) -> [Action] {
         run?.awaiting = .account(check)
         return [.checkAccount]
     }
@@ -247,7 +251,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// Finds out who is signed in. A different user than the replica's
     /// clears the previous user's data after reporting it, and the run
     /// starts again as the new user.
-    private mutating func accountChecked(_ result: Result<UserIdentity, CloudError>, for check: AccountCheck)
+    private mutating func accountChecked(_ result: Result<UserIdentity, CloudError>, for check: AccountCheckReason)
         -> [Action]
     {
         let user: UserIdentity
@@ -269,8 +273,6 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         switch check {
         case .startOfPass:
             return actions + ensureZone(then: .startOfPass)
-        case .beforeBatch:
-            return actions + nextBatch()
         case .beforeRecreation(let resume):
             return actions + [.persist(replica.zoneMissing())] + ensureZone(then: resume)
         }
@@ -315,11 +317,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     // MARK: Sending
 
-    /// Sends pending changes in batches until none is left that can be
-    /// sent, checking the account before each batch.
+    /// Sends pending changes in batches until none is left that can be sent.
     private mutating func sendStep() -> [Action] {
         guard replica.hasChangesToSend else { return sendingDone() }
-        return awaitAccount(.beforeBatch)
+        return nextBatch()
     }
 
     /// The next batch, made from what is pending now, recorded as in doubt

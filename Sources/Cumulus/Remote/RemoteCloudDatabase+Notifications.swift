@@ -51,6 +51,8 @@ final class NotificationChannels: @unchecked Sendable {
 
     private struct State {
         var credentials: RemoteCloudDatabase.Credentials
+        /// How many times the account changed.
+        var generation: UInt64 = 0
         var streams: [UInt64: Stream] = [:]
         var nextStreamID: UInt64 = 0
         var runningTasks = 0
@@ -83,12 +85,18 @@ final class NotificationChannels: @unchecked Sendable {
     /// The credentials of the moment, read once per request.
     var credentials: RemoteCloudDatabase.Credentials { withLock { $0.credentials } }
 
+    /// The credentials and the account's generation, read together.
+    var account: (credentials: RemoteCloudDatabase.Credentials, generation: UInt64) {
+        withLock { ($0.credentials, $0.generation) }
+    }
+
     /// Replaces the credentials and, when the account changed, tells every
     /// stream and restarts its channel as the new account.
     func setCredentials(_ credentials: RemoteCloudDatabase.Credentials) {
         let stopped: [Task<Void, Never>] = withLock { state in
             let changed = state.credentials.account != credentials.account
             state.credentials = credentials
+            if changed { state.generation += 1 }
             guard changed, !state.closed else { return [] }
             var stopped: [Task<Void, Never>] = []
             for id in state.streams.keys.sorted() {

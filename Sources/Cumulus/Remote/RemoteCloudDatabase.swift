@@ -26,6 +26,8 @@ public final class RemoteCloudDatabase: CloudDatabase {
     public let configuration: Configuration
     let session: RemoteSession
     let channels: NotificationChannels
+    /// The account generation requests are bound to (``bound(to:)``), if any.
+    private let boundGeneration: UInt64?
 
     /// Creates a client of the database that `configuration` names.
     ///
@@ -37,10 +39,20 @@ public final class RemoteCloudDatabase: CloudDatabase {
         self.configuration = configuration
         session = RemoteSession(configuration: configuration, transport: transport)
         channels = NotificationChannels(session: session, credentials: credentials)
+        boundGeneration = nil
+    }
+
+    /// A view of `base` whose requests are bound to `generation`.
+    private init(binding base: RemoteCloudDatabase, to generation: UInt64) {
+        configuration = base.configuration
+        session = base.session
+        channels = base.channels
+        boundGeneration = generation
     }
 
     deinit {
-        channels.closeAll()
+        // Only the database itself owns its notification channels, not a bound view of it.
+        if boundGeneration == nil { channels.closeAll() }
     }
 
     /// Which of the container's databases this is.
@@ -61,9 +73,32 @@ public final class RemoteCloudDatabase: CloudDatabase {
         channels.setCredentials(credentials)
     }
 
-    /// Sends `request` with the credentials of the moment.
+    /// Sends `request` with the credentials of the moment; a bound view
+    /// first checks that they are still those of its account check.
     private func perform(_ request: CloudRequest) async throws -> CloudResponse {
-        try await session.perform(request, credentials: channels.credentials)
+        let account = channels.account
+        if let boundGeneration, boundGeneration != account.generation {
+            throw CloudError(
+                .accountChanged, reason: "the credentials changed after the account was checked; nothing was sent")
+        }
+        return try await session.perform(request, credentials: account.credentials)
+    }
+
+    /// `users/current`, asked with the credentials of the moment, and their
+    /// generation.
+    public func checkAccount() async throws -> AccountCheck {
+        let account = channels.account
+        guard case .user(let user) = try await session.perform(.currentUser, credentials: account.credentials) else {
+            throw unexpected(.currentUser)
+        }
+        return AccountCheck(user: user, generation: account.generation)
+    }
+
+    /// A view of this database whose requests are sent only while the
+    /// credentials are those `check` was made with; it shares this
+    /// database's connections and notification streams.
+    public func bound(to check: AccountCheck) -> any CloudDatabase {
+        RemoteCloudDatabase(binding: self, to: check.generation)
     }
 
     /// `records/modify`: applies the operations in order, one result each.

@@ -27,6 +27,8 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     /// Which of the container's databases the handle reaches.
     public let scope: DatabaseScope
     private let handleID: Int
+    /// The account generation requests are bound to (``bound(to:)``), if any.
+    private let boundGeneration: UInt64?
 
     /// Creates a handle: a device signed in as `user` (or signed out, for
     /// `nil`) on the server's database of `scope`. The same as
@@ -35,10 +37,20 @@ public final class InMemoryCloudDatabase: CloudDatabase {
         self.server = server
         self.scope = scope
         handleID = server.controls.registerHandle(scope: scope, account: user)
+        boundGeneration = nil
+    }
+
+    /// A view of `base` whose requests are bound to `generation`.
+    private init(binding base: InMemoryCloudDatabase, to generation: UInt64) {
+        server = base.server
+        scope = base.scope
+        handleID = base.handleID
+        boundGeneration = generation
     }
 
     deinit {
-        server.controls.removeHandle(handleID)
+        // Only the handle itself owns its registration, not a bound view of it.
+        if boundGeneration == nil { server.controls.removeHandle(handleID) }
     }
 
     // MARK: Account
@@ -91,7 +103,12 @@ public final class InMemoryCloudDatabase: CloudDatabase {
         if latency > .zero { try await server.time.sleep(for: latency) }
         let fault = server.controls.takeFault(for: kind, handle: handleID)
         if let fault, !fault.afterApplying { throw fault.error }
-        guard let user = server.controls.account(of: handleID) else {
+        let account = server.controls.accountAndGeneration(of: handleID)
+        if let boundGeneration, boundGeneration != account.generation {
+            throw CloudError(
+                .accountChanged, reason: "the device's account changed after it was checked; nothing was sent")
+        }
+        guard let user = account.account else {
             throw CloudError(.authenticationRequired, reason: "no user is signed in")
         }
         guard let fault else { return try await server.perform(request, as: user, scope: scope) }
@@ -256,6 +273,24 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     public func currentUser() async throws -> UserIdentity {
         guard case .user(let user) = try await perform(.currentUser, .currentUser) else { throw Self.unexpected() }
         return user
+    }
+
+    /// `users/current`, with the generation of the device's account (each
+    /// sign-in, sign-out or switch is a new one) when it was answered.
+    public func checkAccount() async throws -> AccountCheck {
+        let generation = server.controls.accountAndGeneration(of: handleID).generation
+        let user = try await bound(generation).currentUser()
+        return AccountCheck(user: user, generation: generation)
+    }
+
+    /// A view of this handle whose requests are sent only while the
+    /// device's account is the one `check` found.
+    public func bound(to check: AccountCheck) -> any CloudDatabase {
+        bound(check.generation)
+    }
+
+    private func bound(_ generation: UInt64) -> InMemoryCloudDatabase {
+        InMemoryCloudDatabase(binding: self, to: generation)
     }
 
     /// A new stream of the server's notifications to this device.

@@ -21,6 +21,8 @@ final class ServerControls: Sendable {
     struct Handle: Sendable {
         var scope: DatabaseScope
         var account: String?
+        /// How many times the account changed.
+        var generation: UInt64 = 0
         var faults: [PendingFault] = []
         var latency: Duration?
         var streams: [Int: Continuation] = [:]
@@ -68,12 +70,18 @@ final class ServerControls: Sendable {
         state.withLock { $0.handles[id]?.account }
     }
 
+    /// The handle's account and its generation, read together.
+    func accountAndGeneration(of id: Int) -> (account: String?, generation: UInt64) {
+        state.withLock { ($0.handles[id]?.account, $0.handles[id]?.generation ?? 0) }
+    }
+
     /// Signs the handle in as `account` (or out, for `nil`); its streams
     /// hear `.accountChanged` when that changes who is signed in.
     func setAccount(_ account: String?, of id: Int) {
         let streams = state.withLock { state -> [Continuation] in
             guard let handle = state.handles[id], handle.account != account else { return [] }
             state.handles[id]?.account = account
+            state.handles[id]?.generation += 1
             return Array(handle.streams.values)
         }
         for stream in streams { stream.yield(.accountChanged) }
