@@ -109,12 +109,7 @@ extension CloudDatabase {
             _ = try await currentUser()
             return .available
         } catch let error as CloudError {
-            switch error.code {
-            case .authenticationRequired, .authenticationFailed: return .noAccount
-            case .accessDenied: return .restricted
-            case .throttled, .tryAgainLater, .internalError: return .temporarilyUnavailable
-            default: return .couldNotDetermine
-            }
+            return AccountStatus(after: error)
         } catch {
             return .couldNotDetermine
         }

@@ -350,12 +350,30 @@ public enum CloudNotification: Sendable, Hashable {
 public enum AccountStatus: Sendable, Hashable {
     /// A user is signed in and the database can be used.
     case available
-    /// No user is signed in.
+    /// No user is signed in (the server asked for one:
+    /// `AUTHENTICATION_REQUIRED`).
     case noAccount
-    /// The user may not use the database (parental controls, policy).
+    /// The server refused the credentials (`AUTHENTICATION_FAILED`): a
+    /// wrong API token or container, or a sign-in that is no longer valid.
+    /// A setup mistake or an expired sign-in, not a sign-out.
+    case credentialsRefused
+    /// The user may not use the database (`ACCESS_DENIED`: parental
+    /// controls, policy).
     case restricted
-    /// The account exists but cannot be used right now.
+    /// The account cannot be reached right now: offline, throttled, or the
+    /// server busy or failing. Syncing goes on trying.
     case temporarilyUnavailable
-    /// The status could not be found out, for example while offline.
+    /// The server's answer did not say.
     case couldNotDetermine
+
+    /// The status a failed `users/current` implies: the one rule every
+    /// database and the engine use.
+    public init(after error: CloudError) {
+        switch error.code {
+        case .authenticationRequired: self = .noAccount
+        case .authenticationFailed: self = .credentialsRefused
+        case .accessDenied: self = .restricted
+        default: self = error.isTransient ? .temporarilyUnavailable : .couldNotDetermine
+        }
+    }
 }

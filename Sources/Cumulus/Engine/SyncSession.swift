@@ -257,7 +257,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         let user: UserIdentity
         switch result {
         case .failure(let error):
-            return [.status(Self.status(after: error))] + failed(error)
+            return [.status(AccountStatus(after: error))] + failed(error)
         case .success(let identity):
             user = identity
         }
@@ -275,15 +275,6 @@ struct SyncSession<Model: CloudCodable>: Sendable {
             return actions + ensureZone(then: .startOfPass)
         case .beforeRecreation(let resume):
             return actions + [.persist(replica.zoneMissing())] + ensureZone(then: resume)
-        }
-    }
-
-    /// The status a failed account check tells.
-    static func status(after error: CloudError) -> AccountStatus {
-        switch error.code {
-        case .authenticationRequired, .authenticationFailed: .noAccount
-        case .accessDenied: .restricted
-        default: error.isTransient ? .temporarilyUnavailable : .couldNotDetermine
         }
     }
 
