@@ -124,7 +124,7 @@ struct SyncSessionTests {
         _ = session.handle(.woke)
         let refused = CloudError(.authenticationFailed, reason: "who are you")
         actions = session.handle(.accountChecked(.failure(refused)))
-        #expect(actions.contains { if case .status(.noAccount) = $0 { true } else { false } })
+        #expect(actions.contains { if case .status(.credentialsRefused) = $0 { true } else { false } })
         #expect(finished(actions) == .some(refused))
     }
 
