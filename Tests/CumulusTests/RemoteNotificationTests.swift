@@ -237,21 +237,34 @@ struct RemoteNotificationTests {
                 == .seconds(9))
     }
 
-    @Test("a poll that answers NOT_FOUND gets a new token, and the stream says it may have missed changes")
+    @Test("a poll that answers NOT_FOUND gets a new token at once, and the stream says it may have missed changes")
     func lostToken() async throws {
         let database = database()
         var notifications = database.notifications().makeAsyncIterator()
         try await createToken("t1")
         try await transport.next().respond(NotificationBatch(notifications: [], cursor: "c1"))
         try await transport.next().respond(CloudError(.notFound, reason: "no channel t1"))
-        await clock.waitForSleepers(count: 1)
-        clock.advance(by: .milliseconds(500))
-
+        // No wait on the clock: the new channel is asked for at once.
         try await createToken("t2")
         #expect(await notifications.next() == .databaseChanged)
         let poll = try await transport.next()
         #expect(poll.path == "/notifications/t2")
         #expect(poll.query["cursor"] == nil)
+    }
+
+    @Test("a channel lost again before any poll of it succeeded waits before the next one")
+    func lostAgain() async throws {
+        let database = database()
+        var notifications = database.notifications().makeAsyncIterator()
+        try await createToken("t1")
+        try await transport.next().respond(CloudError(.notFound, reason: "no channel t1"))
+        try await createToken("t2")
+        #expect(await notifications.next() == .databaseChanged)
+        try await transport.next().respond(CloudError(.notFound, reason: "no channel t2"))
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .milliseconds(500))
+        try await createToken("t3")
+        #expect(await notifications.next() == .databaseChanged)
     }
 
     @Test("switching user yields .accountChanged and reconnects as the new user")

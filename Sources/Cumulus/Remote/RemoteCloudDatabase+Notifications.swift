@@ -239,6 +239,8 @@ struct NotificationChannel {
     private var token: NotificationToken?
     private var cursor: String?
     private var lostToken = false
+    /// The channel was opened again at once after a loss, and no poll has succeeded since.
+    private var reopenedAtOnce = false
     private var failures = 0
 
     init(session: RemoteSession, credentials: RemoteCloudDatabase.Credentials, streamID: UInt64, generation: UInt64) {
@@ -253,6 +255,7 @@ struct NotificationChannel {
             do {
                 let batch = try await pollOnce(channels)
                 failures = 0
+                reopenedAtOnce = false
                 guard channels.deliver(batch, streamID: streamID, generation: generation) else { return }
             } catch {
                 if Task.isCancelled || error is CancellationError { return }
@@ -260,6 +263,13 @@ struct NotificationChannel {
                 if cloudError?.code == .notFound, token != nil {
                     token = nil
                     lostToken = true
+                    // The server forgot the channel (a restart, an idle expiry): open a new one at
+                    // once, whose first act tells the stream to fetch. A loss before any poll of the
+                    // new channel succeeded waits, so a server that forgets every channel is not hammered.
+                    if !reopenedAtOnce {
+                        reopenedAtOnce = true
+                        continue
+                    }
                 }
                 failures += 1
                 let delay = Self.delay(
