@@ -2,6 +2,11 @@ import Foundation
 
 /// Hands every value to every current subscriber; each subscription is a
 /// new `AsyncStream` that is removed when its reader stops.
+///
+/// Subscribing, with the replay of the latest value, is one step under
+/// `lock`, and so is handing a value to every subscriber: one subscriber
+/// receives values in the order of the `yield` calls, and a late subscriber
+/// ends on the latest value whatever `yield`s race with its subscription.
 final class Broadcaster<Element: Sendable>: @unchecked Sendable {
     // Safety: `continuations`, `nextID`, `latest` and `finished` are guarded by `lock`.
     private let lock = NSLock()
@@ -11,9 +16,13 @@ final class Broadcaster<Element: Sendable>: @unchecked Sendable {
     private var finished = false
     /// Whether a new subscriber first gets the latest value.
     private let replaysLatest: Bool
+    /// Runs when `subscribe` has registered a subscriber, before it returns:
+    /// tests yield there, as a racing `yield` could.
+    private let afterRegistering: (@Sendable (Broadcaster) -> Void)?
 
-    init(replaysLatest: Bool = false) {
+    init(replaysLatest: Bool = false, afterRegistering: (@Sendable (Broadcaster) -> Void)? = nil) {
         self.replaysLatest = replaysLatest
+        self.afterRegistering = afterRegistering
     }
 
     func subscribe() -> AsyncStream<Element> {
@@ -26,20 +35,22 @@ final class Broadcaster<Element: Sendable>: @unchecked Sendable {
         }
         let id = nextID
         nextID += 1
-        continuations[id] = continuation
-        let replay = replaysLatest ? latest : nil
-        lock.unlock()
+        // The stream and its continuation are held here, so the handler
+        // cannot run (and take the lock) before the lock is released.
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        if let replay { continuation.yield(replay) }
+        continuations[id] = continuation
+        if replaysLatest, let latest { continuation.yield(latest) }
+        lock.unlock()
+        afterRegistering?(self)
         return stream
     }
 
     func yield(_ element: Element) {
         lock.lock()
+        defer { lock.unlock() }
         latest = element
-        let targets = Array(continuations.values)
-        lock.unlock()
-        for continuation in targets { continuation.yield(element) }
+        // Yielding to a continuation never calls back into this class.
+        for continuation in continuations.values { continuation.yield(element) }
     }
 
     func finish() {
