@@ -58,13 +58,13 @@ struct BroadcasterTests {
             let counter = Counter()
             // While the threads run, each subscription also meets a yield
             // between its registration and its return.
-            let broadcaster = Broadcaster<Int>(replaysLatest: true) { broadcaster in
+            let broadcaster = Broadcaster<Int>(replaysLatest: true, buffering: .newest) { broadcaster in
                 if let value = counter.nextWhileRacing() { broadcaster.yield(value) }
             }
             broadcaster.yield(0)
-            let subscriptions = Gathered<AsyncStream<Int>>()
+            let subscriptions = Gathered<Broadcaster<Int>.Subscription>()
             await onThreads(2) { _ in
-                var mine: [AsyncStream<Int>] = []
+                var mine: [Broadcaster<Int>.Subscription] = []
                 for _ in 1...100 {
                     if let value = counter.nextWhileRacing() { broadcaster.yield(value) }
                     mine.append(broadcaster.subscribe())
@@ -83,6 +83,46 @@ struct BroadcasterTests {
             }
             #expect(stale == 0, "\(stale) of \(subscriptions.items.count) subscribers did not end on \(latest ?? -1)")
         }
+    }
+
+    @Test("an unbounded subscriber keeps every value it has not read, in order")
+    func unbounded() async {
+        let broadcaster = Broadcaster<Int>()
+        let subscription = broadcaster.subscribe()
+        for value in 0..<1_000 { broadcaster.yield(value) }
+        broadcaster.finish()
+        #expect(await Array(subscription) == Array(0..<1_000))
+    }
+
+    @Test("a newest-only subscriber keeps only the newest value it has not read")
+    func newest() async {
+        let broadcaster = Broadcaster<Int>(replaysLatest: true, buffering: .newest)
+        broadcaster.yield(1)
+        let subscription = broadcaster.subscribe()
+        var iterator = subscription.makeAsyncIterator()
+        broadcaster.yield(2)
+        broadcaster.yield(3)
+        #expect(await iterator.next() == 3)
+        broadcaster.yield(4)
+        broadcaster.finish()
+        #expect(await iterator.next() == 4)
+        #expect(await iterator.next() == nil)
+    }
+
+    @Test("finishing lets each reader read what is waiting for it, then ends it")
+    func finishDrains() async {
+        let broadcaster = Broadcaster<Int>()
+        let holding = broadcaster.subscribe()
+        let empty = broadcaster.subscribe()
+        broadcaster.yield(1)
+        var emptyIterator = empty.makeAsyncIterator()
+        #expect(await emptyIterator.next() == 1)
+        broadcaster.finish()
+        #expect(broadcaster.subscriberCount == 1)
+        #expect(await Array(holding) == [1])
+        #expect(await emptyIterator.next() == nil)
+        #expect(broadcaster.subscriberCount == 0)
+        #expect(await Array(broadcaster.subscribe()).isEmpty)
     }
 }
 
