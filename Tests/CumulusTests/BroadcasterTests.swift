@@ -124,6 +124,64 @@ struct BroadcasterTests {
         #expect(broadcaster.subscriberCount == 0)
         #expect(await Array(broadcaster.subscribe()).isEmpty)
     }
+
+    @Test("a loop that breaks removes its subscriber, though the sequence lives on")
+    func loopBreaks() async {
+        let broadcaster = Broadcaster<Int>()
+        let subscription = broadcaster.subscribe()
+        broadcaster.yield(1)
+        broadcaster.yield(2)
+        for await value in subscription where value == 1 { break }
+        #expect(broadcaster.subscriberCount == 0)
+        // The sequence is still here, and its subscription over.
+        #expect(await Array(subscription).isEmpty)
+    }
+
+    @Test("a dropped iterator removes its subscriber")
+    func droppedIterator() async {
+        let broadcaster = Broadcaster<Int>()
+        let subscription = broadcaster.subscribe()
+        do {
+            var iterator = subscription.makeAsyncIterator()
+            broadcaster.yield(1)
+            #expect(await iterator.next() == 1)
+            #expect(broadcaster.subscriberCount == 1)
+        }
+        #expect(broadcaster.subscriberCount == 0)
+    }
+
+    @Test("cancelling a reader that waits removes its subscriber and ends its loop")
+    func cancelledWhileWaiting() async {
+        let broadcaster = Broadcaster<Int>()
+        let subscription = broadcaster.subscribe()
+        let (received, receivedContinuation) = AsyncStream.makeStream(of: Int.self)
+        let reader = Task {
+            for await value in subscription { receivedContinuation.yield(value) }
+            return broadcaster.subscriberCount
+        }
+        broadcaster.yield(1)
+        var receivedIterator = received.makeAsyncIterator()
+        #expect(await receivedIterator.next() == 1)
+        // Give the reader the time to wait for its next value.
+        try? await Task.sleep(for: .milliseconds(20))
+        reader.cancel()
+        #expect(await reader.value == 0)
+        #expect(broadcaster.subscriberCount == 0)
+    }
+
+    @Test("a cancelled reader reads nothing more, even what is waiting for it")
+    func cancelledWithValuesWaiting() async {
+        let broadcaster = Broadcaster<Int>()
+        let subscription = broadcaster.subscribe()
+        broadcaster.yield(1)
+        broadcaster.yield(2)
+        let reader = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await Array(subscription)
+        }
+        #expect(await reader.value.isEmpty)
+        #expect(broadcaster.subscriberCount == 0)
+    }
 }
 
 /// Runs `work` on `count` threads of their own, let go at once so that
