@@ -17,6 +17,17 @@ struct BackoffTests {
         #expect(backoff.nextDelay(retryAfter: nil, random: 0.5) == .seconds(1))
     }
 
+    @Test("by default a failing sync makes eight attempts: the first try and seven retries")
+    func defaultAttempts() {
+        var backoff = Backoff(policy: RetryPolicy())
+        var retries = 0
+        while backoff.canRetry {
+            _ = backoff.nextDelay(retryAfter: nil, random: 0.5)
+            retries += 1
+        }
+        #expect(retries == 7)
+    }
+
     @Test("the server's retry-after is a floor")
     func retryAfter() {
         var backoff = Backoff(policy: RetryPolicy(initialDelay: .seconds(1), jitter: 0))
