@@ -271,10 +271,12 @@ final class StreamLog<Element: Sendable>: Sendable {
     private let items = Items()
     private let task: Task<Void, Never>
 
-    init(_ stream: AsyncStream<Element>) {
+    init<Stream: AsyncSequence & Sendable>(_ stream: Stream) where Stream.Element == Element {
         let items = items
         task = Task {
-            for await value in stream { await items.append(value) }
+            do {
+                for try await value in stream { await items.append(value) }
+            } catch {}
         }
     }
 

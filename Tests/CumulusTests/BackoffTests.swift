@@ -17,6 +17,17 @@ struct BackoffTests {
         #expect(backoff.nextDelay(retryAfter: nil, random: 0.5) == .seconds(1))
     }
 
+    @Test("by default a failing sync makes eight attempts: the first try and seven retries")
+    func defaultAttempts() {
+        var backoff = Backoff(policy: RetryPolicy())
+        var retries = 0
+        while backoff.canRetry {
+            _ = backoff.nextDelay(retryAfter: nil, random: 0.5)
+            retries += 1
+        }
+        #expect(retries == 7)
+    }
+
     @Test("the server's retry-after is a floor")
     func retryAfter() {
         var backoff = Backoff(policy: RetryPolicy(initialDelay: .seconds(1), jitter: 0))
@@ -34,55 +45,5 @@ struct BackoffTests {
         #expect(middle.nextDelay(retryAfter: nil, random: 0.5) == .seconds(10))
         let top = high.nextDelay(retryAfter: nil, random: 0.999_999)
         #expect(top > .milliseconds(11_999) && top <= .seconds(12))
-    }
-}
-
-@Suite("Broadcaster")
-struct BroadcasterTests {
-    @Test("every subscriber sees every value from when it subscribed")
-    func fanOut() async {
-        let broadcaster = Broadcaster<Int>()
-        broadcaster.yield(0)
-        let first = broadcaster.subscribe()
-        let second = broadcaster.subscribe()
-        broadcaster.yield(1)
-        broadcaster.yield(2)
-        broadcaster.finish()
-        #expect(await Array(first) == [1, 2])
-        #expect(await Array(second) == [1, 2])
-    }
-
-    @Test("a subscriber that goes away is removed")
-    func cleanup() async {
-        let broadcaster = Broadcaster<Int>()
-        do {
-            let stream = broadcaster.subscribe()
-            #expect(broadcaster.subscriberCount == 1)
-            _ = stream
-        }
-        // The stream was dropped: its termination handler ran.
-        #expect(broadcaster.subscriberCount == 0)
-    }
-
-    @Test("a replaying broadcaster gives a new subscriber the latest value first")
-    func replay() async {
-        let broadcaster = Broadcaster<String>(replaysLatest: true)
-        broadcaster.yield("old")
-        broadcaster.yield("current")
-        let stream = broadcaster.subscribe()
-        broadcaster.yield("next")
-        broadcaster.finish()
-        #expect(await Array(stream) == ["current", "next"])
-    }
-}
-
-extension Array {
-    /// Collects an async sequence that finishes.
-    init<S: AsyncSequence>(_ sequence: S) async where S.Element == Element {
-        var result: [Element] = []
-        do {
-            for try await element in sequence { result.append(element) }
-        } catch {}
-        self = result
     }
 }

@@ -45,9 +45,11 @@ final class Collected<Element: Sendable>: @unchecked Sendable {
     private var items: [Element] = []
     private var task: Task<Void, Never>?
 
-    init(_ stream: AsyncStream<Element>) {
+    init<Stream: AsyncSequence & Sendable>(_ stream: Stream) where Stream.Element == Element {
         task = Task { [weak self] in
-            for await item in stream { self?.append(item) }
+            do {
+                for try await item in stream { self?.append(item) }
+            } catch {}
         }
     }
 

@@ -21,7 +21,7 @@ enum GettingStartedSnippets {
         let directory = support.appending(path: "Notes")
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let engine = try await SyncEngine<Note>(database: database, directory: directory)
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:64
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:66
         Task {
             for await change in engine.changes {
                 switch change {
@@ -30,11 +30,11 @@ enum GettingStartedSnippets {
                 }
             }
         }
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:81
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:84
         let groceries = Note(title: "Groceries")
         try await engine.upload(groceries)
         try await engine.delete(identifiers: [groceries.cloudIdentifier])
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:102
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:105
         await engine.close()
     }
 }

@@ -179,7 +179,7 @@ struct DemoWorld {
 
     /// Waits (at most ten seconds) for an element of `stream` that satisfies `predicate`.
     func first<Element: Sendable>(
-        of stream: AsyncStream<Element>, where predicate: @escaping @Sendable (Element) -> Bool
+        of stream: some AsyncSequence<Element, Never> & Sendable, where predicate: @escaping @Sendable (Element) -> Bool
     ) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {

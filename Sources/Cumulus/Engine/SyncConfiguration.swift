@@ -67,9 +67,10 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The share of each wait that is random (0 for none, 0.2 for ±20%).
     public var jitter: Double
     /// How many attempts in a row a failing sync makes, the first try
-    /// included, before it gives up and reports the failure (3: the first
-    /// try and two retries). Progress (a batch sent, a page fetched) starts
-    /// the count again. The changes stay in the journal for the next sync.
+    /// included, before it gives up and reports the failure (by default 8:
+    /// the first try and seven retries). Progress (a batch sent, a page
+    /// fetched) starts the count again. The changes stay in the journal for
+    /// the next sync.
     public var maximumAttempts: Int
 
     /// Creates a policy.

@@ -39,7 +39,7 @@ public actor SyncEngine<Model: CloudCodable> {
     }
 
     let changeBroadcaster = Broadcaster<ModelChange<Model>>()
-    let statusBroadcaster = Broadcaster<AccountStatus>(replaysLatest: true)
+    let statusBroadcaster = Broadcaster<AccountStatus>(replaysLatest: true, buffering: .newest)
     let eventBroadcaster = Broadcaster<SyncEvent>()
     var lastStatus: AccountStatus?
 
@@ -126,15 +126,17 @@ public actor SyncEngine<Model: CloudCodable> {
 
     /// Confirmed changes to models: each read is a new subscriber that sees
     /// every change from then on, each once, in the order the engine applied
-    /// them (see ``ModelChange``).
-    public nonisolated var changes: AsyncStream<ModelChange<Model>> { changeBroadcaster.subscribe() }
+    /// them, and drops none (see ``ModelChanges``).
+    public nonisolated var changes: ModelChanges<Model> { ModelChanges(changeBroadcaster.subscribe()) }
 
     /// The account's status: each read is a new subscriber that first gets
-    /// the latest known status, then every change.
-    public nonisolated var accountStatus: AsyncStream<AccountStatus> { statusBroadcaster.subscribe() }
+    /// the latest known status, then every change, keeping only the newest
+    /// one unread (see ``AccountStatusUpdates``).
+    public nonisolated var accountStatus: AccountStatusUpdates { AccountStatusUpdates(statusBroadcaster.subscribe()) }
 
-    /// What the engine is doing: each read is a new subscriber.
-    public nonisolated var events: AsyncStream<SyncEvent> { eventBroadcaster.subscribe() }
+    /// What the engine is doing: each read is a new subscriber that sees
+    /// every event from then on and drops none (see ``SyncEvents``).
+    public nonisolated var events: SyncEvents { SyncEvents(eventBroadcaster.subscribe()) }
 
     // MARK: The local replica
 

@@ -140,9 +140,9 @@ final class EventLog: @unchecked Sendable {
     private var events: [SyncEvent] = []
     private var task: Task<Void, Never>?
 
-    init(_ stream: AsyncStream<SyncEvent>) {
+    init(_ events: SyncEvents) {
         task = Task { [weak self] in
-            for await event in stream { self?.append(event) }
+            for await event in events { self?.append(event) }
         }
     }
 
