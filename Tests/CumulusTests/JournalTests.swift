@@ -29,6 +29,13 @@ func snapshotOfFiles(_ directory: URL) throws -> [String: Data] {
     return files
 }
 
+extension Journal {
+    /// Enqueues `batch` and waits until it is durable.
+    func commit(_ batch: JournalBatch) async throws {
+        try await enqueue(batch).durable()
+    }
+}
+
 @Suite("Journal")
 struct JournalTests {
     func json(_ text: String) -> [UInt8] { Array(text.utf8) }
@@ -227,7 +234,8 @@ struct JournalTests {
 
     @Test("concurrent commits are grouped into few fsyncs")
     func groupCommit() async throws {
-        let journal = try Journal(directory: temporaryDirectory())
+        let directory = temporaryDirectory()
+        let journal = try Journal(directory: directory)
         let before = journal.syncCount
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<1_000 {
@@ -238,7 +246,7 @@ struct JournalTests {
         let syncs = journal.syncCount - before
         #expect(syncs < 500, "\(syncs) fsyncs for 1,000 commits")
         await journal.close()
-        let reopened = try Journal(directory: journal.directoryForTests)
+        let reopened = try Journal(directory: directory)
         #expect(reopened.loadedDocuments.count == 1_000)
     }
 

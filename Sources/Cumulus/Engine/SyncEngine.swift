@@ -162,8 +162,9 @@ public actor SyncEngine<Model: CloudCodable> {
     }
 
     /// The number of `fsync` calls the engine's journal has made since the
-    /// engine was opened: how many durable writes its changes cost.
-    public nonisolated var journalSyncCount: Int { journal.syncCount }
+    /// engine was opened: how many durable writes its changes cost. For
+    /// tests and benchmarks (`@_spi(Testing) import Cumulus`).
+    @_spi(Testing) public nonisolated var journalSyncCount: Int { journal.syncCount }
 
     /// The number of local changes the server has not acknowledged.
     public var pendingChangeCount: Int { replica.pending.count }

@@ -198,9 +198,6 @@ final class Journal: @unchecked Sendable {
         }
     }
 
-    /// The journal's directory.
-    var directoryForTests: URL { files.directory }
-
     /// The number of `fsync` calls made since the journal was opened.
     var syncCount: Int { ioQueue.sync { files.syncCount } }
 
@@ -223,11 +220,6 @@ final class Journal: @unchecked Sendable {
         lock.unlock()
         if schedule { ioQueue.async { self.flush() } }
         return ticket
-    }
-
-    /// Enqueues `batch` and waits until it is durable.
-    func commit(_ batch: JournalBatch) async throws {
-        try await enqueue(batch).durable()
     }
 
     /// Writes everything queued, on the I/O queue.
