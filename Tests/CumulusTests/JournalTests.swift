@@ -159,6 +159,31 @@ struct JournalTests {
         #expect(try snapshotOfFiles(directory) == before)
     }
 
+    @Test("a document that is not strict JSON is damage, named by its file and line")
+    func looseJSONIsDamage() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let journal = try Journal(directory: directory)
+            try await journal.commit(batch(["a": "1"]))
+            try await journal.commit(batch(["b": "2"]))
+            await journal.close()
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        let whole = try Data(contentsOf: log)
+        // Each was read as a value before the journal used the codec's reader.
+        let loose = ["tru", "01", "1.", #""a\qb""#, "\"tab\t\"", "[1,]", #"{"x":1,}"#].map { Array($0.utf8) }
+        for value in loose + [[0x22, 0xFF, 0x22]] {
+            let line = Array(#"{"set":{"c":"#.utf8) + value + Array(#"},"del":[]}"#.utf8) + [0x0A]
+            try (whole + line + Array(#"{"set":{},"del":["a"]}"#.utf8) + [0x0A]).write(to: log)
+            let before = try snapshotOfFiles(directory)
+            let error = try #require(openingError(directory), "\(value) was read as a document")
+            #expect(error.code == .corrupted)
+            #expect(error.file == "log-1.jsonl")
+            #expect(error.line == 3)
+            #expect(try snapshotOfFiles(directory) == before)
+        }
+    }
+
     @Test("a damaged snapshot, a missing snapshot and a newer format are errors")
     func otherDamage() async throws {
         let directory = temporaryDirectory()
