@@ -52,11 +52,16 @@ public actor SyncEngine<Model: CloudCodable> {
     ///
     /// One engine at a time may use a directory: it holds an advisory lock
     /// on it until ``close()`` (or until it is released), and the operating
-    /// system releases the lock if the process dies.
+    /// system releases the lock if the process dies. An engine of this
+    /// process that was let go without ``close()`` keeps the directory until
+    /// its work in flight and its last journal write are done; a new engine
+    /// waits up to 5 seconds for that.
     ///
     /// - Throws: ``JournalError`` when the journal is damaged (the files
-    ///   are left as they were), or with code `inUse` when another engine,
-    ///   in this process or another, has the directory open.
+    ///   are left as they were), or with code `inUse` when an engine of
+    ///   another process has the directory open, or one of this process
+    ///   still has it after 5 seconds; `CancellationError` when the task
+    ///   is cancelled while waiting.
     public init(database: any CloudDatabase, directory: URL, configuration: SyncConfiguration = .init())
         async throws
     {
@@ -68,7 +73,7 @@ public actor SyncEngine<Model: CloudCodable> {
             zoneID: zoneID, encoder: RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID),
             maximumConflictAttempts: configuration.maximumConflictAttempts,
             earlierVersionLimit: configuration.earlierVersionLimit)
-        journal = try Journal(directory: directory)
+        journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
         replica = Replica(settings: settings)
         replica = try await Replica.load(journal.takeLoadedDocuments(), settings: settings)
         // Only now that the documents are accepted may opening change the files.
