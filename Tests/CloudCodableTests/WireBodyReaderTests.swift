@@ -104,6 +104,28 @@ struct WireBodyReaderTests {
         }
     }
 
+    @Test("a part of a buffer reads on its own, with offsets from its start; a raw value is checked and spanned")
+    func partOfABuffer() throws {
+        let buffer = wireUTF8(#"xx{"a": [1, {"b": "\u00e9"}] ,"c":tru}yy"#)
+        let spans = try buffer.withUnsafeBytes { bytes in
+            try WireBodyReader.read(UnsafeRawBufferPointer(rebasing: bytes[2..<(bytes.count - 2)])) { reader in
+                _ = try reader.enterObject("the object")
+                _ = try reader.readKey()
+                let span = try reader.rawValueRange()
+                _ = try reader.nextMember()
+                _ = try reader.readKey()
+                let error = wireError { try reader.rawValueRange() }
+                return (span, error)
+            }
+        }
+        #expect(spans.0 == 6..<26)
+        #expect(
+            String(decoding: buffer[(2 + spans.0.lowerBound)..<(2 + spans.0.upperBound)], as: UTF8.self)
+                == #"[1, {"b": "\u00e9"}]"#)
+        #expect(spans.1?.code == .malformedJSON)
+        #expect(spans.1?.offset == 35)
+    }
+
     @Test("appendFieldValue and appendZoneID write what the record writer writes")
     func writer() throws {
         var writer = JSONWriter()

@@ -19,6 +19,26 @@ func temporaryDirectory(_ name: String = #function) -> URL {
     return url
 }
 
+/// Starts a child process that opens an engine on `directory` and keeps
+/// it open until it is killed; returns once the engine is open.
+func holdInChildProcess(_ directory: URL) throws -> Process {
+    let child = try #require(CrashTests.childURL, "the CumulusCrashChild executable was not built")
+    let process = Process()
+    process.executableURL = child
+    process.arguments = ["--hold", directory.path]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    var said = ""
+    while !said.contains("\n") {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        said += String(decoding: chunk, as: UTF8.self)
+    }
+    #expect(said == "ready\n")
+    return process
+}
+
 /// The bytes of every journal file in `directory`, by name. The lock file
 /// is left out: opening creates it empty and leaves it, and it holds no data.
 func snapshotOfFiles(_ directory: URL) throws -> [String: Data] {
@@ -27,6 +47,13 @@ func snapshotOfFiles(_ directory: URL) throws -> [String: Data] {
         files[name] = try Data(contentsOf: directory.appendingPathComponent(name))
     }
     return files
+}
+
+extension Journal {
+    /// Enqueues `batch` and waits until it is durable.
+    func commit(_ batch: JournalBatch) async throws {
+        try await enqueue(batch).durable()
+    }
 }
 
 @Suite("Journal")
@@ -51,18 +78,18 @@ struct JournalTests {
     func reopen() async throws {
         let directory = temporaryDirectory()
         do {
-            let journal = try Journal(directory: directory)
+            let journal = try await Journal.open(directory: directory)
             try await journal.commit(batch(["a": #"{"x":1}"#, "b": #""two""#]))
             try await journal.commit(batch(["c": "[1,2,3]"], removing: ["a"]))
         }
-        let reopened = try Journal(directory: directory)
+        let reopened = try await Journal.open(directory: directory)
         #expect(reopened.loadedDocuments == ["b": json(#""two""#), "c": json("[1,2,3]")])
     }
 
     @Test("the files are JSON Lines with a format version")
     func readableFiles() async throws {
         let directory = temporaryDirectory()
-        let journal = try Journal(directory: directory)
+        let journal = try await Journal.open(directory: directory)
         try await journal.commit(batch(["key": #"{"name":"value"}"#]))
         let files = try snapshotOfFiles(directory)
         let snapshot = try #require(files["snapshot-1.jsonl"])
@@ -77,7 +104,7 @@ struct JournalTests {
     /// the log, its bytes, and where its last line starts.
     func twoEntryLog(in directory: URL) async throws -> (log: URL, whole: Data, lastLineStart: Int) {
         do {
-            let journal = try Journal(directory: directory)
+            let journal = try await Journal.open(directory: directory)
             try await journal.commit(batch(["a": "1"]))
             try await journal.commit(batch(["b": "2"]))
         }
@@ -93,11 +120,11 @@ struct JournalTests {
         // Every cut inside the last line is a torn write.
         for cut in lastLineStart..<(whole.count) {
             try whole.prefix(cut).write(to: log)
-            let journal = try Journal(directory: directory)
+            let journal = try await Journal.open(directory: directory)
             #expect(journal.loadedDocuments == ["a": json("1")], "cut at \(cut)")
             try await journal.commit(batch(["c": "3"]))
             await journal.close()
-            let again = try Journal(directory: directory)
+            let again = try await Journal.open(directory: directory)
             #expect(again.loadedDocuments == ["a": json("1"), "c": json("3")], "cut at \(cut)")
         }
     }
@@ -109,7 +136,7 @@ struct JournalTests {
         try whole.prefix(lastLineStart + 5).write(to: log)
         let torn = try snapshotOfFiles(directory)
 
-        let journal = try Journal(directory: directory)
+        let journal = try await Journal.open(directory: directory)
         #expect(journal.loadedDocuments == ["a": json("1")])
         #expect(try snapshotOfFiles(directory) == torn)
         try journal.finishOpening()
@@ -120,17 +147,17 @@ struct JournalTests {
 
         // Without finishOpening, the first write cuts it before appending.
         try whole.prefix(lastLineStart + 5).write(to: log)
-        let writer = try Journal(directory: directory)
+        let writer = try await Journal.open(directory: directory)
         try await writer.commit(batch(["c": "3"]))
         await writer.close()
-        #expect(try Journal(directory: directory).loadedDocuments == ["a": json("1"), "c": json("3")])
+        #expect(try await Journal.open(directory: directory).loadedDocuments == ["a": json("1"), "c": json("3")])
     }
 
     @Test("damage before the last entry is an error that leaves the files as they were")
     func damageInTheMiddle() async throws {
         let directory = temporaryDirectory()
         do {
-            let journal = try Journal(directory: directory)
+            let journal = try await Journal.open(directory: directory)
             try await journal.commit(batch(["a": "1"]))
             try await journal.commit(batch(["b": "2"]))
             try await journal.commit(batch(["c": "3"]))
@@ -142,7 +169,7 @@ struct JournalTests {
         try bytes.write(to: log)
         let before = try snapshotOfFiles(directory)
         do {
-            _ = try Journal(directory: directory)
+            _ = try await Journal.open(directory: directory)
             Issue.record("opening a damaged journal should fail")
         } catch let error as JournalError {
             #expect(error.code == .corrupted)
@@ -152,11 +179,36 @@ struct JournalTests {
         #expect(try snapshotOfFiles(directory) == before)
     }
 
+    @Test("a document that is not strict JSON is damage, named by its file and line")
+    func looseJSONIsDamage() async throws {
+        let directory = temporaryDirectory()
+        do {
+            let journal = try await Journal.open(directory: directory)
+            try await journal.commit(batch(["a": "1"]))
+            try await journal.commit(batch(["b": "2"]))
+            await journal.close()
+        }
+        let log = directory.appendingPathComponent("log-1.jsonl")
+        let whole = try Data(contentsOf: log)
+        // Each was read as a value before the journal used the codec's reader.
+        let loose = ["tru", "01", "1.", #""a\qb""#, "\"tab\t\"", "[1,]", #"{"x":1,}"#].map { Array($0.utf8) }
+        for value in loose + [[0x22, 0xFF, 0x22]] {
+            let line = Array(#"{"set":{"c":"#.utf8) + value + Array(#"},"del":[]}"#.utf8) + [0x0A]
+            try (whole + line + Array(#"{"set":{},"del":["a"]}"#.utf8) + [0x0A]).write(to: log)
+            let before = try snapshotOfFiles(directory)
+            let error = try #require(await openingError(directory), "\(value) was read as a document")
+            #expect(error.code == .corrupted)
+            #expect(error.file == "log-1.jsonl")
+            #expect(error.line == 3)
+            #expect(try snapshotOfFiles(directory) == before)
+        }
+    }
+
     @Test("a damaged snapshot, a missing snapshot and a newer format are errors")
     func otherDamage() async throws {
         let directory = temporaryDirectory()
         do {
-            let journal = try Journal(directory: directory)
+            let journal = try await Journal.open(directory: directory)
             try await journal.commit(batch(["a": "1"]))
             journal.compact()
             try await journal.commit(batch(["b": "2"]))
@@ -166,26 +218,26 @@ struct JournalTests {
         // The end marker is missing: a snapshot is never torn (it is renamed into place whole).
         let withoutEnd = good.prefix(good.dropLast().lastIndex(of: 0x0A)! + 1)
         try withoutEnd.write(to: snapshot)
-        #expect(throws: JournalError.self) { try Journal(directory: directory) }
+        await #expect(throws: JournalError.self) { try await Journal.open(directory: directory) }
 
         let newer = String(decoding: good, as: UTF8.self).replacingOccurrences(
             of: "\"version\":1", with: "\"version\":9")
         try Data(newer.utf8).write(to: snapshot)
         do {
-            _ = try Journal(directory: directory)
+            _ = try await Journal.open(directory: directory)
             Issue.record("a newer format should be refused")
         } catch let error as JournalError {
             #expect(error.code == .unsupportedVersion)
         }
 
         try FileManager.default.removeItem(at: snapshot)
-        #expect(throws: JournalError.self) { try Journal(directory: directory) }
+        await #expect(throws: JournalError.self) { try await Journal.open(directory: directory) }
     }
 
     @Test("compaction keeps the files proportional to the live data")
     func compaction() async throws {
         let directory = temporaryDirectory()
-        let journal = try Journal(directory: directory, compactionThreshold: 4096)
+        let journal = try await Journal.open(directory: directory, compactionThreshold: 4096)
         let value = #"{"payload":"\#(String(repeating: "z", count: 100))"}"#
         for round in 0..<200 {
             // Ten live keys, rewritten over and over: history grows, data does not.
@@ -196,7 +248,7 @@ struct JournalTests {
         #expect(total < 4096 * 3, "the journal holds \(total) bytes for 10 live documents")
         #expect(try snapshotOfFiles(directory).count == 2)
         await journal.close()
-        let reopened = try Journal(directory: directory)
+        let reopened = try await Journal.open(directory: directory)
         #expect(reopened.loadedDocuments.count == 10)
         #expect(reopened.loadedDocuments["key-3"] == json(value))
     }
@@ -204,7 +256,7 @@ struct JournalTests {
     @Test("a snapshot larger than one write chunk is written whole and reads back")
     func largeSnapshot() async throws {
         let directory = temporaryDirectory()
-        let journal = try Journal(directory: directory, compactionThreshold: .max)
+        let journal = try await Journal.open(directory: directory, compactionThreshold: .max)
         var expected: [String: [UInt8]] = [:]
         for round in 0..<8 {
             var changes: [String: String] = [:]
@@ -221,13 +273,14 @@ struct JournalTests {
         let snapshot = try #require(try snapshotOfFiles(directory)["snapshot-2.jsonl"])
         #expect(snapshot.count > 3 << 20, "the snapshot spans several chunks")
         await journal.close()
-        let reopened = try Journal(directory: directory)
+        let reopened = try await Journal.open(directory: directory)
         #expect(reopened.loadedDocuments == expected)
     }
 
     @Test("concurrent commits are grouped into few fsyncs")
     func groupCommit() async throws {
-        let journal = try Journal(directory: temporaryDirectory())
+        let directory = temporaryDirectory()
+        let journal = try await Journal.open(directory: directory)
         let before = journal.syncCount
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<1_000 {
@@ -238,75 +291,71 @@ struct JournalTests {
         let syncs = journal.syncCount - before
         #expect(syncs < 500, "\(syncs) fsyncs for 1,000 commits")
         await journal.close()
-        let reopened = try Journal(directory: journal.directoryForTests)
+        let reopened = try await Journal.open(directory: directory)
         #expect(reopened.loadedDocuments.count == 1_000)
     }
 
     /// The error that opening `directory` throws, or `nil` if it opens.
-    func openingError(_ directory: URL) -> JournalError? {
+    func openingError(_ directory: URL, waitingUpTo wait: Duration = Journal.releaseWait) async -> JournalError? {
         do {
-            _ = try Journal(directory: directory)
+            _ = try await Journal.open(directory: directory, waitingUpTo: wait)
             return nil
         } catch {
             return error as? JournalError
         }
     }
 
-    @Test("a second journal on an open directory is refused, and opens once the first is gone")
+    @Test("a second journal on an open directory is refused after the wait, and opens once the first is gone")
     func secondOpenIsRefused() async throws {
         let directory = temporaryDirectory()
-        let first = try Journal(directory: directory)
+        let first = try await Journal.open(directory: directory)
         try await first.commit(batch(["a": "1"]))
         let before = try snapshotOfFiles(directory)
 
-        let refused = try #require(openingError(directory))
+        let start = ContinuousClock.now
+        let refused = try #require(await openingError(directory, waitingUpTo: .milliseconds(100)))
+        #expect(ContinuousClock.now - start >= .milliseconds(100))
         #expect(refused.code == .inUse)
         #expect(refused.message.contains(directory.path))
         #expect(try snapshotOfFiles(directory) == before)
         // The refused open let go of nothing: the first still holds the lock.
-        #expect(openingError(directory)?.code == .inUse)
+        #expect(await openingError(directory, waitingUpTo: .zero)?.code == .inUse)
 
+        // An open that waits gets the directory once the first is closed.
+        let waiting = Task { try await Journal.open(directory: directory).loadedDocuments }
+        try await Task.sleep(for: .milliseconds(20))
         await first.close()
+        #expect(try await waiting.value == ["a": json("1")])
         do {
-            let second = try Journal(directory: directory)
+            let second = try await Journal.open(directory: directory)
             #expect(second.loadedDocuments == ["a": json("1")])
         }
         // Deinitialising a journal releases the lock too.
-        #expect(openingError(directory) == nil)
+        #expect(await openingError(directory) == nil)
     }
 
     @Test("another live process holding the directory refuses it; a killed one holds nothing")
     func lockAcrossProcesses() async throws {
-        let child = try #require(CrashTests.childURL, "the CumulusCrashChild executable was not built")
         let directory = temporaryDirectory()
-        let process = Process()
-        process.executableURL = child
-        process.arguments = ["--hold", directory.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        var said = ""
-        while !said.contains("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            said += String(decoding: chunk, as: UTF8.self)
-        }
-        #expect(said == "ready\n")
+        let process = try holdInChildProcess(directory)
 
-        let refused = openingError(directory)
+        // Refused at once, without the wait for a journal of this process.
+        let start = ContinuousClock.now
+        let refused = await openingError(directory, waitingUpTo: .seconds(60))
+        #expect(ContinuousClock.now - start < .seconds(30))
         #expect(refused?.code == .inUse)
         #expect(refused?.message.contains(directory.path) == true)
 
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
-        #expect(openingError(directory) == nil)
+        #expect(await openingError(directory) == nil)
     }
 
     @Test("close writes what was enqueued before it, then refuses batches; twice is harmless")
     func closeWritesThenRefuses() async throws {
         let directory = temporaryDirectory()
-        let journal = try Journal(directory: directory)
+        let journal = try await Journal.open(directory: directory)
         let tickets = (0..<50).map { journal.enqueue(batch(["k\($0)": "\($0)"])) }
         await journal.close()
         for ticket in tickets { try await ticket.durable() }
@@ -322,7 +371,7 @@ struct JournalTests {
         await journal.close()
 
         // The directory opens at once, while the closed journal is still referenced.
-        let reopened = try Journal(directory: directory)
+        let reopened = try await Journal.open(directory: directory)
         #expect(reopened.loadedDocuments.count == 50)
         #expect(reopened.loadedDocuments["late"] == nil)
         withExtendedLifetime(journal) {}
@@ -332,14 +381,14 @@ struct JournalTests {
     func missingLog() async throws {
         let directory = temporaryDirectory()
         do {
-            let journal = try Journal(directory: directory)
+            let journal = try await Journal.open(directory: directory)
             try await journal.commit(batch(["a": "1"]))
             try await journal.commit(batch(["b": "2"]))
         }
         let log = directory.appendingPathComponent("log-1.jsonl")
         try FileManager.default.removeItem(at: log)
         let before = try snapshotOfFiles(directory)
-        let damaged = try #require(openingError(directory))
+        let damaged = try #require(await openingError(directory))
         #expect(damaged.code == .corrupted)
         #expect(damaged.file == "log-1.jsonl")
         #expect(try snapshotOfFiles(directory) == before)
@@ -347,12 +396,12 @@ struct JournalTests {
         // A compacted generation's log is required even before anything is appended to it.
         let compacted = temporaryDirectory()
         do {
-            let journal = try Journal(directory: compacted)
+            let journal = try await Journal.open(directory: compacted)
             try await journal.commit(batch(["a": "1"]))
             journal.compact()
         }
         try FileManager.default.removeItem(at: compacted.appendingPathComponent("log-2.jsonl"))
-        #expect(openingError(compacted)?.file == "log-2.jsonl")
+        #expect(await openingError(compacted)?.file == "log-2.jsonl")
 
         // Written before snapshots said whether their log exists: no log is no damage.
         let old = temporaryDirectory()
@@ -361,35 +410,35 @@ struct JournalTests {
             + #"{"k":"a","v":1}"# + "\n" + #"{"end":1}"# + "\n"
         try Data(snapshot.utf8).write(to: old.appendingPathComponent("snapshot-1.jsonl"))
         do {
-            let journal = try Journal(directory: old)
+            let journal = try await Journal.open(directory: old)
             #expect(journal.loadedDocuments == ["a": json("1")])
             try await journal.commit(batch(["b": "2"]))
         }
-        #expect(try Journal(directory: old).loadedDocuments == ["a": json("1"), "b": json("2")])
+        #expect(try await Journal.open(directory: old).loadedDocuments == ["a": json("1"), "b": json("2")])
     }
 
     @Test("an empty newer log is what a crash in compaction leaves; a non-empty one is damage")
     func newerLog() async throws {
         let directory = temporaryDirectory()
         do {
-            let journal = try Journal(directory: directory)
+            let journal = try await Journal.open(directory: directory)
             try await journal.commit(batch(["a": "1"]))
         }
         let newer = directory.appendingPathComponent("log-2.jsonl")
         try Data().write(to: newer)
         do {
-            let journal = try Journal(directory: directory)
+            let journal = try await Journal.open(directory: directory)
             #expect(journal.loadedDocuments == ["a": json("1")])
             try journal.finishOpening()
             #expect(!FileManager.default.fileExists(atPath: newer.path))
         }
         try Data("{}\n".utf8).write(to: newer)
-        #expect(openingError(directory)?.code == .corrupted)
-        #expect(openingError(directory)?.file == "log-2.jsonl")
+        #expect(await openingError(directory)?.code == .corrupted)
+        #expect(await openingError(directory)?.file == "log-2.jsonl")
 
         // A crash while a new journal wrote its first snapshot leaves only its empty log.
         let created = temporaryDirectory()
         try Data().write(to: created.appendingPathComponent("log-1.jsonl"))
-        #expect(try Journal(directory: created).loadedDocuments.isEmpty)
+        #expect(try await Journal.open(directory: created).loadedDocuments.isEmpty)
     }
 }

@@ -234,7 +234,7 @@ struct SyncEngineFaultTests {
             #expect(reported)
         }
         // Kept in the journal: a restarted engine still has it and does not fail.
-        let journal = try Journal(directory: directory)
+        let journal = try await Journal.open(directory: directory)
         #expect(journal.loadedDocuments[JournalKeys.server("broken")] != nil)
     }
 }

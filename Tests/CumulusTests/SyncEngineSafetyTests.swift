@@ -2,7 +2,7 @@ import CumulusTesting
 import Foundation
 import Testing
 
-@testable import Cumulus
+@_spi(Testing) @testable import Cumulus
 
 /// The cases in which a sync framework must never lose an edit or move
 /// data between accounts, each forced on the manual clock.
@@ -374,17 +374,12 @@ struct SyncEngineSafetyTests {
                 await clock.waitForSleepers(count: 2)  // the poller and the run's retry wait
             }
             // The directory is free once the journal's last write has
-            // finished, which may end just after the engine went away; an
-            // engine still held by its work would keep it for good, since
-            // the manual clock does not move.
-            var opened: SyncEngine<Note>?
-            for _ in 0..<200 where opened == nil {
-                opened = try? await SyncEngine<Note>(
-                    database: database, directory: directory,
-                    configuration: SyncConfiguration(automaticSync: false, clock: clock))
-                if opened == nil { try await Task.sleep(for: .milliseconds(5)) }
-            }
-            let reopened = try #require(opened, "the directory is still held by the engine let go")
+            // finished, which may end just after the engine went away, and
+            // the new engine waits for that; an engine still held by its
+            // work would keep it for good, since the manual clock does not move.
+            let reopened = try await SyncEngine<Note>(
+                database: database, directory: directory,
+                configuration: SyncConfiguration(automaticSync: false, clock: clock))
             // Whatever the dropped engine had scheduled wakes up now, and must not touch the files.
             clock.advance(by: .seconds(600))
             #expect(await reopened.pendingChangeCount == round + 1)
@@ -398,7 +393,7 @@ struct SyncEngineSafetyTests {
         let directory = temporaryDirectory("twice")
         let (first, _, _) = try await devices.engine(directory: directory)
         do {
-            _ = try await devices.engine(directory: directory)
+            _ = try await devices.engine(directory: directory) { $0.directoryWait = .milliseconds(100) }
             Issue.record("a second engine on the directory should be refused")
         } catch let error as JournalError {
             #expect(error.code == .inUse)

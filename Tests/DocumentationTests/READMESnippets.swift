@@ -52,7 +52,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:332
+        // README.md:334
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(

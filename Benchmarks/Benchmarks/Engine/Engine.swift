@@ -11,7 +11,7 @@
 
 import Benchmark
 import BenchmarkModels
-import Cumulus
+@_spi(Testing) import Cumulus
 import CumulusTesting
 import Foundation
 

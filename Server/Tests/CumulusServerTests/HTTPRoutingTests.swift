@@ -1,5 +1,5 @@
 import Cumulus
-import CumulusServer
+@_spi(Testing) import CumulusServer
 import Foundation
 import Testing
 

@@ -377,17 +377,25 @@ struct JSONScanner {
         var i = start
         var high: UInt64 = 0
         let raw = UnsafeRawPointer(base)
-        while i + 8 <= count {
-            let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            if JSONText.wordNeedsEscape(word) { break }
+        var found = false
+        while i &+ 8 <= count {
+            let word = JSONText.loadWord(raw, at: i)
+            if JSONText.wordNeedsEscape(word) {
+                // The bytes before the first one to look at belong to the string.
+                let plain = JSONText.escapeMask(word).trailingZeroBitCount &>> 3
+                high |= word & ((1 &<< (UInt64(plain) &* 8)) &- 1)
+                i &+= plain
+                found = true
+                break
+            }
             high |= word
-            i += 8
+            i &+= 8
         }
-        while i < count {
+        while !found, i < count {
             let byte = base[i]
             if JSONText.needsEscape(byte) { break }
             high |= UInt64(byte)
-            i += 1
+            i &+= 1
         }
         guard i < count else { throw truncated("the end of a string") }
         switch base[i] {
@@ -504,8 +512,13 @@ struct JSONScanner {
     }
 
     /// Checks that the contents of `span` are valid UTF-8.
+    @inline(__always)
     mutating func validate(_ span: StringSpan) throws(WireFormatError) {
         if span.isASCII { return }
+        try validateNonASCII(span)
+    }
+
+    private mutating func validateNonASCII(_ span: StringSpan) throws(WireFormatError) {
         if let bad = withContents(of: span, UTF8Validation.firstInvalidIndex) {
             throw error(.invalidUTF8, at: span.isEscaped ? span.quote : span.start + bad, "invalid UTF-8 in string")
         }
@@ -770,7 +783,21 @@ struct JSONScanner {
     /// were read, without building it. `depth` is the number of arrays and
     /// objects already open around it.
     mutating func skipValue(depth: Int) throws(WireFormatError) {
-        switch try peek("a value") {
+        let byte = try peek("a value")
+        if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+            try withUnsafeTemporaryAllocation(of: Bool.self, capacity: Self.maximumDepth) {
+                (isObject) throws(WireFormatError) in
+                try skipContainer(depth: depth, isObject: isObject)
+            }
+        } else {
+            try skipScalar(byte)
+        }
+    }
+
+    /// Skips the string, number or literal at the cursor, which starts with `byte`.
+    @inline(__always)
+    private mutating func skipScalar(_ byte: UInt8) throws(WireFormatError) {
+        switch byte {
         case JSONText.quote:
             try validate(scanString())
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -781,12 +808,7 @@ struct JSONScanner {
             try scanLiteral("false")
         case UInt8(ascii: "n"):
             try scanLiteral("null")
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            try withUnsafeTemporaryAllocation(of: Bool.self, capacity: Self.maximumDepth) {
-                (isObject) throws(WireFormatError) in
-                try skipContainer(depth: depth, isObject: isObject)
-            }
-        case let byte:
+        default:
             throw error(.malformedJSON, "expected a value, found \(Self.describe(byte))")
         }
     }
@@ -816,7 +838,7 @@ struct JSONScanner {
                     continue
                 }
             } else {
-                try skipValue(depth: depth + open)
+                try skipScalar(byte)
             }
             // After a value: close containers until one continues.
             while true {

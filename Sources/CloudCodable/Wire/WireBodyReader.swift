@@ -35,6 +35,16 @@ package struct WireBodyReader {
         }
     }
 
+    /// Calls `body` with a reader at the start of `bytes`, a part of a larger
+    /// buffer (one line of a file, say); offsets count from its start. The
+    /// reader is valid only during the call.
+    package static func read<Result>(
+        _ bytes: UnsafeRawBufferPointer, _ body: (inout WireBodyReader) throws -> Result
+    ) throws -> Result {
+        var reader = WireBodyReader(bytes, fieldTypes: nil)
+        return try body(&reader)
+    }
+
     // MARK: - Position and errors
 
     /// The offset of the next byte to read.
@@ -123,6 +133,15 @@ package struct WireBodyReader {
     /// Skips the value at the cursor, checking it as strictly as if it were read.
     package mutating func skipValue() throws {
         try reader.scanner.skipValue(depth: depth)
+    }
+
+    /// Skips the value at the cursor, checking it as ``skipValue()`` does,
+    /// and returns the offsets of its text, whitespace around it excluded.
+    package mutating func rawValueRange() throws -> Range<Int> {
+        _ = try reader.scanner.peek("a value")
+        let start = reader.scanner.position
+        try reader.scanner.skipValue(depth: depth)
+        return start..<reader.scanner.position
     }
 
     /// Consumes `null` when it is next; returns whether it did.

@@ -160,19 +160,14 @@ enum RecordListDocument {
     static func records(_ json: [UInt8], key: String, name: String) throws -> [(record: Record, json: [UInt8])] {
         var records: [(record: Record, json: [UInt8])] = []
         do {
-            try json.withUnsafeBufferPointer { buffer in
-                var reader = RawJSONReader(buffer, from: 0, to: buffer.count)
-                try reader.expect(UInt8(ascii: "["))
-                if reader.consume(UInt8(ascii: "]")) { return }
-                repeat {
-                    let range = try reader.skipValue()
-                    let bytes = Array(buffer[range])
-                    records.append((try WireFormat.decodeRecord(from: bytes), bytes))
-                } while reader.consume(UInt8(ascii: ","))
-                try reader.expect(UInt8(ascii: "]"))
-                guard reader.isAtEnd else {
-                    throw RawJSONReader.Failure(offset: reader.position, message: "text after the list")
+            try WireBodyReader.read(json) { reader in
+                if try reader.enterArray("a list of records") {
+                    repeat {
+                        let bytes = Array(json[try reader.rawValueRange()])
+                        records.append((try WireFormat.decodeRecord(from: bytes), bytes))
+                    } while try reader.nextElement()
                 }
+                try reader.expectEnd()
             }
         } catch {
             throw JournalError(.corrupted, "the journal entry \(key) is not a list of records: \(error)")

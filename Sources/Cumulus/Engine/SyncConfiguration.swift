@@ -33,6 +33,10 @@ public struct SyncConfiguration: Sendable {
     /// Returns a number in `0..<1` for the jitter of each backoff wait;
     /// tests pass a seeded source so that every run waits the same.
     public var random: @Sendable () -> Double
+    /// How long opening waits for an engine of this process that holds the
+    /// directory to let go (see ``SyncEngine/init(database:directory:configuration:)``);
+    /// tests of the refusal shorten it.
+    @_spi(Testing) public var directoryWait: Duration = Journal.releaseWait
 
     /// Creates a configuration.
     public init(

@@ -57,11 +57,16 @@ public actor SyncEngine<Model: CloudCodable> {
     ///
     /// One engine at a time may use a directory: it holds an advisory lock
     /// on it until ``close()`` (or until it is released), and the operating
-    /// system releases the lock if the process dies.
+    /// system releases the lock if the process dies. An engine of this
+    /// process that was let go without ``close()`` keeps the directory until
+    /// its work in flight and its last journal write are done; a new engine
+    /// waits up to 5 seconds for that.
     ///
     /// - Throws: ``JournalError`` when the journal is damaged (the files
-    ///   are left as they were), or with code `inUse` when another engine,
-    ///   in this process or another, has the directory open.
+    ///   are left as they were), or with code `inUse` when an engine of
+    ///   another process has the directory open, or one of this process
+    ///   still has it after 5 seconds; `CancellationError` when the task
+    ///   is cancelled while waiting.
     public init(database: any CloudDatabase, directory: URL, configuration: SyncConfiguration = .init())
         async throws
     {
@@ -73,7 +78,7 @@ public actor SyncEngine<Model: CloudCodable> {
             zoneID: zoneID, encoder: RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID),
             maximumConflictAttempts: configuration.maximumConflictAttempts,
             earlierVersionLimit: configuration.earlierVersionLimit)
-        journal = try Journal(directory: directory)
+        journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
         let sessionSettings = SyncSession<Model>.Settings(
             batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,
             retryPolicy: configuration.retryPolicy, random: configuration.random)
@@ -174,8 +179,9 @@ public actor SyncEngine<Model: CloudCodable> {
     }
 
     /// The number of `fsync` calls the engine's journal has made since the
-    /// engine was opened: how many durable writes its changes cost.
-    public nonisolated var journalSyncCount: Int { journal.syncCount }
+    /// engine was opened: how many durable writes its changes cost. For
+    /// tests and benchmarks (`@_spi(Testing) import Cumulus`).
+    @_spi(Testing) public nonisolated var journalSyncCount: Int { journal.syncCount }
 
     /// The number of local changes the server has not acknowledged.
     public var pendingChangeCount: Int { replica.pending.count }

@@ -76,10 +76,12 @@ struct JournalBatch: Sendable {
 ///   proportional to the data, not to its history.
 /// - One directory has at most one open journal: opening takes an advisory
 ///   lock (`flock` on the file `lock` in the directory) before it reads
-///   anything, and a second open, in this process or another, fails with
-///   ``JournalError/Code/inUse``. The lock is held until ``close()`` or
-///   until the journal is deinitialised, and the system releases it when
-///   the process dies, so a crash never leaves the directory locked.
+///   anything, and a second open fails with ``JournalError/Code/inUse``:
+///   at once when the holder is another process, after waiting a while
+///   for it to let go when it is this one. The lock is held until
+///   ``close()`` or until the journal is deinitialised, and the system
+///   releases it when the process dies, so a crash never leaves the
+///   directory locked.
 final class Journal: @unchecked Sendable {
     // Safety: `lock` guards `queued`, `flushScheduled` and `failure`;
     // `documents`, `loadedDocuments`, `files`, `isClosed` and `directoryLock`
@@ -108,15 +110,31 @@ final class Journal: @unchecked Sendable {
     /// until ``takeLoadedDocuments()`` hands them over.
     private(set) var loadedDocuments: [String: [UInt8]]
 
-    /// Opens the journal in `directory`, creating it if needed.
+    /// How long opening waits, by default, for an open journal of this
+    /// process that holds the directory to let go.
+    static let releaseWait: Duration = .seconds(5)
+
+    /// Opens the journal in `directory`, creating it if needed. When an open
+    /// journal of this process holds the directory, waits up to `wait` for
+    /// it to write its last batch and let go: an engine let go without
+    /// ``close()`` keeps its journal until its work in flight ends.
     ///
-    /// - Throws: ``JournalError``: ``JournalError/Code/inUse`` when another
-    ///   open journal holds the directory, ``JournalError/Code/corrupted``
+    /// - Throws: ``JournalError``: ``JournalError/Code/inUse`` at once when
+    ///   a journal of another process holds the directory, or when one of
+    ///   this process still does after `wait`; ``JournalError/Code/corrupted``
     ///   for damage; either way no journal file is changed.
-    init(directory: URL, compactionThreshold: Int = 1 << 20) throws {
-        // Locked before anything is read or created; if loading fails, the
-        // lock is released with `directoryLock`.
-        let directoryLock = try JournalLock(directory: directory)
+    ///   `CancellationError` when the task is cancelled while waiting.
+    static func open(directory: URL, compactionThreshold: Int = 1 << 20, waitingUpTo wait: Duration = releaseWait)
+        async throws -> Journal
+    {
+        // Locked before anything is read or created; if loading fails,
+        // dropping `lock` releases it.
+        let lock = try await JournalLock.acquire(directory: directory, waitingUpTo: wait)
+        return try Journal(directory: directory, lock: lock, compactionThreshold: compactionThreshold)
+    }
+
+    /// Loads the journal in `directory`, which `directoryLock` holds.
+    private init(directory: URL, lock directoryLock: JournalLock, compactionThreshold: Int) throws {
         let loaded = try JournalLoader.load(directory: directory)
         documents = loaded.documents
         loadedDocuments = loaded.documents
@@ -198,9 +216,6 @@ final class Journal: @unchecked Sendable {
         }
     }
 
-    /// The journal's directory.
-    var directoryForTests: URL { files.directory }
-
     /// The number of `fsync` calls made since the journal was opened.
     var syncCount: Int { ioQueue.sync { files.syncCount } }
 
@@ -223,11 +238,6 @@ final class Journal: @unchecked Sendable {
         lock.unlock()
         if schedule { ioQueue.async { self.flush() } }
         return ticket
-    }
-
-    /// Enqueues `batch` and waits until it is durable.
-    func commit(_ batch: JournalBatch) async throws {
-        try await enqueue(batch).durable()
     }
 
     /// Writes everything queued, on the I/O queue.

@@ -21,10 +21,11 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let io = Code("io")
         /// The journal was closed, by its owner or after an earlier write failed.
         public static let closed = Code("closed")
-        /// Another open journal holds the directory, in this process or
-        /// another. The lock is advisory (`flock`) and the system releases it
-        /// when the process holding it dies, so a crash never leaves a
-        /// directory in use: this error always means a live owner.
+        /// Another open journal holds the directory: one of another process,
+        /// or one of this process that did not let go within 5 seconds. The
+        /// lock is advisory (`flock`) and the system releases it when the
+        /// process holding it dies, so a crash never leaves a directory in
+        /// use: this error always means a live owner.
         public static let inUse = Code("inUse")
     }
 

@@ -180,65 +180,46 @@ enum JournalLoader {
         var sawHeader = false
         var endCount: Int?
         let result: Result<Void, JournalError> = bytes.withUnsafeBufferPointer { buffer in
-            var start = 0
-            while start < buffer.count {
-                lineNumber += 1
-                guard let newline = nextNewline(in: buffer, from: start) else {
-                    return .failure(
-                        JournalError(.corrupted, file: name, line: lineNumber, "the last line is incomplete"))
-                }
-                if endCount != nil {
-                    return .failure(JournalError(.corrupted, file: name, line: lineNumber, "text after the end marker"))
-                }
-                var reader = RawJSONReader(buffer, from: start, to: newline)
-                do {
-                    try reader.expect(UInt8(ascii: "{"))
-                    if !sawHeader {
-                        let header = try parseHeader(&reader, generation: generation)
-                        documents.reserveCapacity(header.entries ?? 0)
-                        hasLog = header.hasLog
-                        sawHeader = true
-                    } else {
-                        let key = try reader.readString()
-                        if key == "end" {
-                            try reader.expect(UInt8(ascii: ":"))
-                            let range = try reader.skipValue()
-                            endCount = Int(String(decoding: buffer[range], as: UTF8.self))
-                            if endCount == nil {
-                                throw RawJSONReader.Failure(offset: range.lowerBound, message: "bad count")
-                            }
-                        } else {
-                            guard key == "k" else {
-                                throw RawJSONReader.Failure(offset: reader.position, message: "expected \"k\"")
-                            }
-                            try reader.expect(UInt8(ascii: ":"))
-                            let documentKey = try reader.readString()
-                            try reader.expect(UInt8(ascii: ","))
-                            guard try reader.readString() == "v" else {
-                                throw RawJSONReader.Failure(offset: reader.position, message: "expected \"v\"")
-                            }
-                            try reader.expect(UInt8(ascii: ":"))
-                            let range = try reader.skipValue()
-                            documents[documentKey] = Array(buffer[range])
+            do throws(JournalError) {
+                var start = 0
+                while start < buffer.count {
+                    lineNumber += 1
+                    guard let newline = nextNewline(in: buffer, from: start) else {
+                        throw JournalError(.corrupted, file: name, line: lineNumber, "the last line is incomplete")
+                    }
+                    if endCount != nil {
+                        throw JournalError(.corrupted, file: name, line: lineNumber, "text after the end marker")
+                    }
+                    let line = UnsafeBufferPointer(rebasing: buffer[start..<newline])
+                    try readLine(line, file: name, number: lineNumber) { reader in
+                        guard try reader.enterObject("an entry") else { throw reader.error("an empty entry") }
+                        if !sawHeader {
+                            let header = try parseHeader(&reader, generation: generation)
+                            documents.reserveCapacity(header.entries ?? 0)
+                            hasLog = header.hasLog
+                            sawHeader = true
+                            return
                         }
+                        let key = try reader.readKey()
+                        if key == "end" {
+                            endCount = Int(try reader.readInt64("the end marker's count"))
+                        } else {
+                            guard key == "k" else { throw reader.error("expected \"k\"") }
+                            let documentKey = try reader.readString("the key, a string")
+                            guard try reader.nextMember(), try reader.readKey() == "v" else {
+                                throw reader.error("expected \"v\"")
+                            }
+                            let range = try reader.rawValueRange()
+                            documents[documentKey] = Array(line[range])
+                        }
+                        guard try !reader.nextMember() else { throw reader.error("text after the entry") }
                     }
-                    try reader.expect(UInt8(ascii: "}"))
-                    guard reader.isAtEnd else {
-                        throw RawJSONReader.Failure(offset: reader.position, message: "text after the entry")
-                    }
-                } catch let failure as RawJSONReader.Failure {
-                    return .failure(
-                        JournalError(
-                            .corrupted, file: name, line: lineNumber,
-                            "\(failure.message) at byte \(failure.offset - start) of the line"))
-                } catch let error as JournalError {
-                    return .failure(error)
-                } catch {
-                    return .failure(JournalError(.corrupted, file: name, line: lineNumber, "\(error)"))
+                    start = newline + 1
                 }
-                start = newline + 1
+                return .success(())
+            } catch {
+                return .failure(error)
             }
-            return .success(())
         }
         try result.get()
         guard sawHeader else { throw JournalError(.corrupted, file: name, "the snapshot is empty") }
@@ -250,47 +231,56 @@ enum JournalLoader {
         return (documents, hasLog)
     }
 
-    /// Checks the snapshot's first line; returns the number of entries it
-    /// announces, if it does, and whether it says its log was created.
-    private static func parseHeader(_ reader: inout RawJSONReader, generation: Int) throws
+    /// Checks the members of the snapshot's first line, after its opening
+    /// brace; returns the number of entries it announces, if it does, and
+    /// whether it says its log was created.
+    private static func parseHeader(_ reader: inout WireBodyReader, generation: Int) throws
         -> (entries: Int?, hasLog: Bool)
     {
         var format: String?
         var hasLog = false
-        var version: Int?
-        var fileGeneration: Int?
+        var version: Int64?
+        var fileGeneration: Int64?
         var entries: Int?
         repeat {
-            let key = try reader.readString()
-            try reader.expect(UInt8(ascii: ":"))
-            switch key {
-            case "format": format = try reader.readString()
-            case "log":
-                let range = try reader.skipValue()
-                hasLog = String(decoding: reader.bytes[range], as: UTF8.self) == "true"
-            case "version", "generation", "entries":
-                let range = try reader.skipValue()
-                let number = Int(String(decoding: reader.bytes[range], as: UTF8.self))
-                switch key {
-                case "version": version = number
-                case "generation": fileGeneration = number
-                default: entries = number.map { min(max($0, 0), 1 << 24) }
-                }
-            default: _ = try reader.skipValue()
+            switch try reader.readKey() {
+            case "format": format = try reader.readString("the format, a string")
+            case "log": hasLog = try reader.readBool()
+            case "version": version = try reader.readInt64("the version")
+            case "generation": fileGeneration = try reader.readInt64("the generation")
+            case "entries": entries = Int(min(max(try reader.readInt64("the entry count"), 0), 1 << 24))
+            default: try reader.skipValue()
             }
-        } while reader.consume(UInt8(ascii: ","))
-        guard format == Journal.format else {
-            throw RawJSONReader.Failure(offset: reader.position, message: "not a Cumulus journal")
-        }
-        guard let version else { throw RawJSONReader.Failure(offset: reader.position, message: "no version") }
+        } while try reader.nextMember()
+        guard format == Journal.format else { throw reader.error("not a Cumulus journal") }
+        guard let version else { throw reader.error("no version") }
         guard version <= Journal.version else {
             throw JournalError(
                 .unsupportedVersion, "format version \(version) is newer than this Cumulus reads (\(Journal.version))")
         }
-        guard fileGeneration == generation else {
-            throw RawJSONReader.Failure(offset: reader.position, message: "the header names another generation")
-        }
+        guard fileGeneration == Int64(generation) else { throw reader.error("the header names another generation") }
         return (entries, hasLog)
+    }
+
+    /// Reads one line, which must hold one JSON object and nothing else,
+    /// with the codec's strict reader; what the line breaks is a
+    /// ``JournalError`` naming the file and the line.
+    private static func readLine(
+        _ line: UnsafeBufferPointer<UInt8>, file: String, number: Int, _ body: (inout WireBodyReader) throws -> Void
+    ) throws(JournalError) {
+        do {
+            try WireBodyReader.read(UnsafeRawBufferPointer(line)) { reader in
+                try body(&reader)
+                try reader.expectEnd()
+            }
+        } catch let error as JournalError {
+            throw error
+        } catch let error as WireFormatError {
+            let place = error.offset.map { " at byte \($0) of the line" } ?? ""
+            throw JournalError(.corrupted, file: file, line: number, "\(error.code)\(place): \(error.message)")
+        } catch {
+            throw JournalError(.corrupted, file: file, line: number, "\(error)")
+        }
     }
 
     private static func nextNewline(in buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
@@ -309,63 +299,42 @@ enum JournalLoader {
     {
         var lineNumber = 0
         let result: Result<Int, JournalError> = bytes.withUnsafeBufferPointer { buffer in
-            var start = 0
-            while start < buffer.count {
-                guard let newline = nextNewline(in: buffer, from: start) else { break }
-                lineNumber += 1
-                var reader = RawJSONReader(buffer, from: start, to: newline)
-                do {
-                    try reader.expect(UInt8(ascii: "{"))
+            do throws(JournalError) {
+                var start = 0
+                while start < buffer.count {
+                    guard let newline = nextNewline(in: buffer, from: start) else { break }
+                    lineNumber += 1
+                    let line = UnsafeBufferPointer(rebasing: buffer[start..<newline])
                     var sets: [(String, [UInt8])] = []
                     var deletes: [String] = []
-                    if !reader.consume(UInt8(ascii: "}")) {
+                    try readLine(line, file: name, number: lineNumber) { reader in
+                        guard try reader.enterObject("an entry") else { return }
                         repeat {
-                            let member = try reader.readString()
-                            try reader.expect(UInt8(ascii: ":"))
-                            switch member {
+                            switch try reader.readKey() {
                             case "set":
-                                try reader.expect(UInt8(ascii: "{"))
-                                if !reader.consume(UInt8(ascii: "}")) {
-                                    repeat {
-                                        let key = try reader.readString()
-                                        try reader.expect(UInt8(ascii: ":"))
-                                        let range = try reader.skipValue()
-                                        sets.append((key, Array(buffer[range])))
-                                    } while reader.consume(UInt8(ascii: ","))
-                                    try reader.expect(UInt8(ascii: "}"))
-                                }
+                                guard try reader.enterObject("the documents set") else { break }
+                                repeat {
+                                    let key = try reader.readKey()
+                                    sets.append((key, Array(line[try reader.rawValueRange()])))
+                                } while try reader.nextMember()
                             case "del":
-                                try reader.expect(UInt8(ascii: "["))
-                                if !reader.consume(UInt8(ascii: "]")) {
-                                    repeat {
-                                        deletes.append(try reader.readString())
-                                    } while reader.consume(
-                                        UInt8(ascii: ","))
-                                    try reader.expect(UInt8(ascii: "]"))
-                                }
-                            default:
-                                throw RawJSONReader.Failure(
-                                    offset: reader.position, message: "unknown member \(member)")
+                                guard try reader.enterArray("the keys removed") else { break }
+                                repeat {
+                                    deletes.append(try reader.readString("a key, a string"))
+                                } while try reader.nextElement()
+                            case let member:
+                                throw reader.error("unknown member \(member)")
                             }
-                        } while reader.consume(UInt8(ascii: ","))
-                        try reader.expect(UInt8(ascii: "}"))
-                    }
-                    guard reader.isAtEnd else {
-                        throw RawJSONReader.Failure(offset: reader.position, message: "text after the entry")
+                        } while try reader.nextMember()
                     }
                     for key in deletes { documents.removeValue(forKey: key) }
                     for (key, value) in sets { documents[key] = value }
-                } catch let failure as RawJSONReader.Failure {
-                    return .failure(
-                        JournalError(
-                            .corrupted, file: name, line: lineNumber,
-                            "\(failure.message) at byte \(failure.offset - start) of the line"))
-                } catch {
-                    return .failure(JournalError(.corrupted, file: name, line: lineNumber, "\(error)"))
+                    start = newline + 1
                 }
-                start = newline + 1
+                return .success(start)
+            } catch {
+                return .failure(error)
             }
-            return .success(start)
         }
         return (try result.get(), lineNumber)
     }

@@ -1,4 +1,4 @@
-import Cumulus
+@_spi(Testing) import Cumulus
 import CumulusTesting
 import Foundation
 
@@ -150,10 +150,11 @@ extension Simulator {
     /// Closes the engine and opens a new one on the same journal; before
     /// closing, a second engine on the directory must be refused.
     func restart(_ device: SimulationDevice) async throws {
+        var refused = Self.configuration(clock: clock, randomSeed: 0)
+        refused.directoryWait = .zero
         do {
             _ = try await SyncEngine<SimNote>(
-                database: device.handle, directory: device.directory,
-                configuration: Self.configuration(clock: clock, randomSeed: 0))
+                database: device.handle, directory: device.directory, configuration: refused)
             throw InvariantBroken(
                 invariant: .journalOpens, detail: "a second engine opened device \(device.index)'s directory")
         } catch let error as JournalError where error.code == .inUse {

@@ -89,7 +89,7 @@ extension Simulator {
     /// without closing, in the middle of its run, and a new engine opened
     /// on the same journal. In a process that dies the system releases the directory at
     /// once; in this one, the dropped engine releases it when its journal's
-    /// last write has finished, so the reopening waits (briefly, in real
+    /// last write has finished, and the new engine waits (briefly, in real
     /// time) for that.
     private func kill(_ device: SimulationDevice) async throws {
         device.engine = nil
@@ -97,7 +97,7 @@ extension Simulator {
         device.forgetAll()
         stats.kills += 1
         record("d\(device.index) killed; reopens")
-        try await open(device, waitingForRelease: true)
+        try await open(device)
     }
 
     /// Reads the events of the device's runs so far: user switches withdraw

@@ -105,21 +105,11 @@ final class Simulator {
 
     /// Opens the device's engine on its journal; a journal that does not
     /// open breaks ``SimulationInvariant/journalOpens``.
-    func open(_ device: SimulationDevice, waitingForRelease: Bool = false) async throws {
+    func open(_ device: SimulationDevice) async throws {
         let configuration = Self.configuration(clock: clock, randomSeed: random.next())
-        var attempts = 0
         do {
-            var opened: SyncEngine<SimNote>?
-            while opened == nil {
-                do {
-                    opened = try await SyncEngine<SimNote>(
-                        database: device.handle, directory: device.directory, configuration: configuration)
-                } catch let error as JournalError where error.code == .inUse && waitingForRelease && attempts < 400 {
-                    attempts += 1
-                    try await Task.sleep(for: .milliseconds(5))
-                }
-            }
-            guard let engine = opened else { preconditionFailure("Internal inconsistency: no engine") }
+            let engine = try await SyncEngine<SimNote>(
+                database: device.handle, directory: device.directory, configuration: configuration)
             device.engine = engine
             device.events = EventLog(engine.events)
             device.eventsRead = 0

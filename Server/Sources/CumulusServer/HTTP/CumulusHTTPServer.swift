@@ -18,12 +18,18 @@ public struct CumulusHTTPServer: Sendable {
     /// How the server listens and what it accepts.
     public let configuration: ServerConfiguration
     /// Errors injected into the next database requests, for tests.
-    public let faults: ServerFaults?
+    @_spi(Testing) public let faults: ServerFaults?
     /// The credentials the server found valid, shared by every copy of this value.
     public let authenticationCache: AuthenticationCache
 
     /// Creates a server; nothing listens until ``run(onRunning:)``.
-    public init(service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults? = nil) {
+    public init(service: any CloudServing, configuration: ServerConfiguration) {
+        self.init(service: service, configuration: configuration, faults: nil)
+    }
+
+    /// Creates a server that answers the next database requests with the
+    /// errors injected into `faults`, for tests.
+    @_spi(Testing) public init(service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults?) {
         self.service = service
         self.configuration = configuration
         self.faults = faults

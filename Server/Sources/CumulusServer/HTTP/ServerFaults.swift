@@ -2,7 +2,8 @@ import Cumulus
 import Synchronization
 
 /// A test hook: errors that the next database requests are answered with,
-/// as a real server answers when it is throttled or failing.
+/// as a real server answers when it is throttled or failing. Tests reach it
+/// with `@_spi(Testing) import CumulusServer`.
 ///
 /// Each database request (a path under `/database/1/`) that passes
 /// authentication takes the next injected error, if any, and is answered
@@ -13,7 +14,7 @@ import Synchronization
 /// let faults = ServerFaults()
 /// faults.inject(CloudError(.throttled, reason: "slow down", retryAfter: .seconds(2)))
 /// ```
-public final class ServerFaults: Sendable {
+@_spi(Testing) public final class ServerFaults: Sendable {
     private let queue = Mutex<[CloudError]>([])
 
     /// Creates a hook with nothing injected.

@@ -1,6 +1,6 @@
 import Cumulus
 import CumulusConformance
-import CumulusServer
+@_spi(Testing) import CumulusServer
 import CumulusTesting
 import Foundation
 import Synchronization
