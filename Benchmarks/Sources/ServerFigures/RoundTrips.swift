@@ -1,5 +1,5 @@
 import BenchmarkModels
-import Cumulus
+@_spi(Testing) import Cumulus
 import CumulusServer
 import Foundation
 
