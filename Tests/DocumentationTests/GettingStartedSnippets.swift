@@ -30,11 +30,11 @@ enum GettingStartedSnippets {
                 }
             }
         }
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:84
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:88
         let groceries = Note(title: "Groceries")
         try await engine.upload(groceries)
         try await engine.delete(identifiers: [groceries.cloudIdentifier])
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:105
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:109
         await engine.close()
     }
 }
