@@ -11,6 +11,9 @@ struct InterposedDatabase: CloudDatabase {
     private(set) var base: any CloudDatabase
     /// Runs before each `modifyRecords` request reaches the server.
     var beforeModifyRecords: (@Sendable ([RecordOperation], ZoneID) async throws -> Void)?
+    /// Runs after each `fetchZoneChanges` request is answered, before the
+    /// answer reaches the engine.
+    var afterFetchZoneChanges: (@Sendable ([ZoneChangesRequest]) async -> Void)?
     /// Whether the notification stream yields what the server sends.
     var notifies = true
 
@@ -43,7 +46,9 @@ struct InterposedDatabase: CloudDatabase {
     }
 
     func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
-        try await base.fetchZoneChanges(requests)
+        let answer = try await base.fetchZoneChanges(requests)
+        await afterFetchZoneChanges?(requests)
+        return answer
     }
 
     func fetchDatabaseChanges(since syncToken: SyncToken?, resultsLimit: Int?) async throws -> DatabaseChanges {

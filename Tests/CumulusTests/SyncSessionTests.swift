@@ -74,7 +74,7 @@ struct SyncSessionTests {
     }
 
     func fetchRequest(_ actions: [Action]) -> ZoneChangesRequest? {
-        if case .fetch(let request)? = actions.last { return request }
+        if case .fetch(let request, _)? = actions.last { return request }
         return nil
     }
 

@@ -63,6 +63,10 @@ extension SyncEngine {
         if session.requestRun() { _ = startRun() }
     }
 
+    /// A page of the zone's changes (`nil`: the server answered no zone),
+    /// or the failure of the request.
+    typealias PageAnswer = Result<Result<ZoneChanges, CloudError>?, CloudError>
+
     /// What a run's task does next.
     enum RunStep: Sendable {
         /// Carry out these actions on the engine.
@@ -125,6 +129,8 @@ extension SyncEngine {
     func startSteppedRun() async throws -> RunStep {
         try checkOpen()
         precondition(currentRun == nil && !session.isRunning, "a stepped run needs an idle engine")
+        // Requests one at a time, in the caller's task.
+        session.settings.readsAhead = false
         return try await step(.act(session.start()))
     }
 
@@ -154,6 +160,11 @@ extension SyncEngine {
     private func carryOut(_ actions: [SyncSession<Model>.Action]) async throws -> RunStep {
         for action in actions {
             let event: SyncSession<Model>.Event
+            // A page read ahead serves only a fetch that asks for it next.
+            switch action {
+            case .persist, .persistBehind, .settleJournal, .publish, .status, .fetch: break
+            case .checkAccount, .createZone, .send, .lookUp, .wait, .finish: stopReadingAhead()
+            }
             switch action {
             case .persist(let effects):
                 try await carryOut(effects)
@@ -199,8 +210,15 @@ extension SyncEngine {
                         if case .record(let record)? = found.first { return record }
                         return nil
                     })
-            case .fetch(let request):
-                let answer = try await attempt { try await self.checkedDatabase.fetchZoneChanges([request]).first }
+            case .fetch(let request, let readAhead):
+                let answer = try await page(request)
+                if readAhead, case .success(.success(let page)?) = answer, page.moreComing,
+                    !page.records.isEmpty || page.syncToken != request.syncToken
+                {
+                    startReadingAhead(
+                        ZoneChangesRequest(
+                            zoneID: request.zoneID, syncToken: page.syncToken, resultsLimit: request.resultsLimit))
+                }
                 var prepared: [Replica<Model>.Fetched?] = []
                 if case .success(let result?) = answer {
                     switch result {
@@ -221,7 +239,41 @@ extension SyncEngine {
         preconditionFailure("Internal inconsistency: actions without a request, wait or end")
     }
 
+    /// One page of the zone's changes: the one read ahead when it is the
+    /// page asked for, else a new request.
+    private func page(_ request: ZoneChangesRequest) async throws -> PageAnswer {
+        if let ahead = pageAhead, ahead.request == request {
+            pageAhead = nil
+            return try await ahead.answer.value
+        }
+        stopReadingAhead()
+        return try await attempt { try await self.checkedDatabase.fetchZoneChanges([request]).first }
+    }
+
+    /// Asks for the next page now, on the database this pass checked.
+    private func startReadingAhead(_ request: ZoneChangesRequest) {
+        stopReadingAhead()
+        let database = checkedDatabase
+        pageAhead = (
+            request,
+            Task {
+                do {
+                    return .success(try await database.fetchZoneChanges([request]).first)
+                } catch let error as CloudError {
+                    return .failure(error)
+                }
+            }
+        )
+    }
+
+    /// Drops a page read ahead that no fetch is going to ask for.
+    func stopReadingAhead() {
+        pageAhead?.answer.cancel()
+        pageAhead = nil
+    }
+
     private func reportRunEnd(failure: (any Error)?) {
+        stopReadingAhead()
         // Writes queued behind a fetch still happen, in order; a failed run does not wait for them.
         if failure != nil { writesBehind.removeAll() }
         if let failure { eventBroadcaster.yield(.syncFailed(reason: "\(failure)")) }

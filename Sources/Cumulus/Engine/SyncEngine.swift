@@ -49,6 +49,8 @@ public actor SyncEngine<Model: CloudCodable> {
     var writesBehind: [JournalTicket] = []
     /// The database bound to the last account check of the run.
     var boundDatabase: (any CloudDatabase)?
+    /// The next page of a fetch, asked for while the last one is applied.
+    var pageAhead: (request: ZoneChangesRequest, answer: Task<PageAnswer, any Error>)?
     var backgroundTasks: [Task<Void, Never>] = []
     var isClosed = false
 
@@ -94,6 +96,7 @@ public actor SyncEngine<Model: CloudCodable> {
     deinit {
         for task in backgroundTasks { task.cancel() }
         currentRun?.cancel()
+        pageAhead?.answer.cancel()
         changeBroadcaster.finish()
         statusBroadcaster.finish()
         eventBroadcaster.finish()

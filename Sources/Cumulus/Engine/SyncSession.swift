@@ -19,6 +19,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         var retryPolicy: RetryPolicy
         /// The source of every random number the run draws, in 0..<1.
         var random: @Sendable () -> Double
+        /// Whether a fetch asks for the next page while it applies this
+        /// one; off where requests must happen one at a time (a
+        /// simulation that replays a seed).
+        var readsAhead = true
     }
 
     /// What happened since the last actions.
@@ -49,8 +53,11 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case send([RecordOperation])
         /// Look up one record.
         case lookUp(recordName: String)
-        /// Fetch one page of the zone's changes.
-        case fetch(ZoneChangesRequest)
+        /// Fetch one page of the zone's changes. With `readAhead`, an
+        /// answer that says more is coming starts the request for the next
+        /// page (from the answer's token) before this page is applied, so
+        /// that the server works while the device does.
+        case fetch(ZoneChangesRequest, readAhead: Bool)
         /// Make the journal batch durable, then report and publish.
         case persist(ReplicaEffects<Model>)
         /// Queue the journal batch and report at once; the next
@@ -133,7 +140,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     }
 
     let zoneID: ZoneID
-    let settings: Settings
+    var settings: Settings
     /// The records and pending changes, and every decision about them.
     var replica: Replica<Model>
     /// The run under way, if any.
@@ -405,7 +412,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         run?.awaiting = .page
         return [
             .fetch(
-                ZoneChangesRequest(zoneID: zoneID, syncToken: run?.token, resultsLimit: settings.fetchResultsLimit))
+                ZoneChangesRequest(zoneID: zoneID, syncToken: run?.token, resultsLimit: settings.fetchResultsLimit),
+                readAhead: settings.readsAhead)
         ]
     }
 
