@@ -54,6 +54,43 @@ struct WireBodyReaderTests {
             ])
     }
 
+    @Test("names repeated from record to record stay exact: equal bytes share, other bytes never do")
+    func repeatedNamesExact() throws {
+        // Two spellings of one name that `String ==` calls equal, both longer than a string keeps inline.
+        let composed = "owner-caf\u{E9}-of-this-zone"
+        let decomposed = "owner-cafe\u{301}-of-this-zone"
+        func record(_ name: String, owner: String, user: String) -> String {
+            #"{"recordName":"\#(name)","recordType":"T","recordChangeTag":"t","fields":{},"#
+                + #""created":{"timestamp":1,"userRecordName":"\#(user)"},"#
+                + #""modified":{"timestamp":2,"userRecordName":"\#(user)"},"#
+                + #""zoneID":{"zoneName":"Z","ownerRecordName":"\#(owner)"}}"#
+        }
+        let items = [
+            record("a", owner: composed, user: composed), record("b", owner: decomposed, user: decomposed),
+            record("c", owner: composed, user: decomposed),
+            // The general reader's form: members in another order.
+            #"{"recordType":"T","recordName":"d","zoneID":{"ownerRecordName":"\#(decomposed)","zoneName":"Z"},"#
+                + #""recordChangeTag":"t","created":{"userRecordName":"\#(composed)","timestamp":1}}"#,
+        ]
+        let records = try WireBodyReader.read(wireUTF8(#"{"items":["# + items.joined(separator: ",") + "]}")) {
+            reader in
+            var records: [Record] = []
+            guard try reader.enterObject("the body") else { return records }
+            _ = try reader.readKey()
+            guard try reader.enterArray("items") else { return records }
+            repeat {
+                if case .record(let record, _) = try reader.readRecordEntry() { records.append(record) }
+            } while try reader.nextElement()
+            return records
+        }
+        let owners = records.map { Array($0.zoneID.ownerRecordName?.utf8 ?? "".utf8) }
+        let users = records.map { Array($0.metadata?.created?.userRecordName?.utf8 ?? "".utf8) }
+        let (c, d) = (Array(composed.utf8), Array(decomposed.utf8))
+        #expect(owners == [c, d, c, d])
+        #expect(users == [c, d, d, c])
+        #expect(records.map { Array($0.metadata?.modified?.userRecordName?.utf8 ?? "".utf8) } == [c, d, d, []])
+    }
+
     @Test("a typeless field asks the lookup with the record's type, even when the type comes later")
     func lookup() throws {
         var asked: [String] = []

@@ -27,6 +27,9 @@ struct WireRecordReader {
     /// Whether the last record read had a `zoneID` (a record without one
     /// belongs to the zone its request names).
     var lastRecordHadZoneID = false
+    /// Names that repeat from record to record (users, devices, zone
+    /// owners): the records of one body share a copy of each.
+    private var repeatedNames = RepeatedNames()
 
     init(_ bytes: UnsafeRawBufferPointer) {
         scanner = JSONScanner(bytes)
@@ -186,11 +189,11 @@ struct WireRecordReader {
         }
         guard scanner.consume(#","zoneID":{"zoneName":""#) else { return nil }
         scanner.position &-= 1
-        guard let zoneName = readPlainString() else { return nil }
+        guard let zoneName = readPlainRepeatedName() else { return nil }
         var owner: String?
         if scanner.consume(#","ownerRecordName":""#) {
             scanner.position &-= 1
-            guard let name = readPlainString() else { return nil }
+            guard let name = readPlainRepeatedName() else { return nil }
             owner = name
         }
         guard scanner.consume("}}") else { return nil }
@@ -210,12 +213,12 @@ struct WireRecordReader {
         var device: String?
         if scanner.consume(#","userRecordName":""#) {
             scanner.position &-= 1
-            guard let name = readPlainString() else { return nil }
+            guard let name = readPlainRepeatedName() else { return nil }
             user = name
         }
         if scanner.consume(#","deviceID":""#) {
             scanner.position &-= 1
-            guard let id = readPlainString() else { return nil }
+            guard let id = readPlainRepeatedName() else { return nil }
             device = id
         }
         guard scanner.consume("}") else { return nil }
@@ -228,6 +231,30 @@ struct WireRecordReader {
     private mutating func readPlainString() -> String? {
         guard let span = try? scanner.scanString() else { return nil }
         return try? scanner.string(span)
+    }
+
+    /// ``readPlainString()`` for a name that repeats from record to record.
+    private mutating func readPlainRepeatedName() -> String? {
+        guard let span = try? scanner.scanString() else { return nil }
+        return try? repeatedName(span)
+    }
+
+    /// A string read as a repeated name, in either reader.
+    private mutating func readRepeatedName() throws(WireFormatError) -> String {
+        guard try scanner.peek("a string") == JSONText.quote else { throw scanner.unexpected("a string") }
+        return try repeatedName(try scanner.scanString())
+    }
+
+    private mutating func readOptionalRepeatedName() throws(WireFormatError) -> String? {
+        try scanner.skipNull() ? nil : readRepeatedName()
+    }
+
+    private mutating func repeatedName(_ span: JSONScanner.StringSpan) throws(WireFormatError) -> String {
+        try scanner.validate(span)
+        var names = RepeatedNames()
+        swap(&names, &repeatedNames)
+        defer { swap(&names, &repeatedNames) }
+        return scanner.withContents(of: span) { names.string($0) }
     }
 
     /// Reads the next member's key and its colon. `fast` tries the keys the
@@ -801,9 +828,11 @@ struct WireRecordReader {
                 case .timestamp:
                     timestamp = try context("timestamp") { (r) throws(WireFormatError) in try r.readInt64() }
                 case .userRecordName:
-                    user = try context("userRecordName") { (r) throws(WireFormatError) in try r.readOptionalString() }
+                    user = try context("userRecordName") { (r) throws(WireFormatError) in
+                        try r.readOptionalRepeatedName()
+                    }
                 case .deviceID:
-                    device = try context("deviceID") { (r) throws(WireFormatError) in try r.readOptionalString() }
+                    device = try context("deviceID") { (r) throws(WireFormatError) in try r.readOptionalRepeatedName() }
                 default: try scanner.skipValue(depth: depth + 1)
                 }
             } while try scanner.nextMember()
@@ -827,9 +856,11 @@ struct WireRecordReader {
                 }
                 switch key {
                 case .zoneName:
-                    name = try context("zoneName") { (r) throws(WireFormatError) in try r.scanner.readString() }
+                    name = try context("zoneName") { (r) throws(WireFormatError) in try r.readRepeatedName() }
                 case .ownerRecordName:
-                    owner = try context("ownerRecordName") { (r) throws(WireFormatError) in try r.readOptionalString() }
+                    owner = try context("ownerRecordName") { (r) throws(WireFormatError) in
+                        try r.readOptionalRepeatedName()
+                    }
                 default: try scanner.skipValue(depth: depth + 1)
                 }
             } while try scanner.nextMember()
@@ -979,5 +1010,32 @@ struct WireRecordReader {
         location.latitude = latitude
         location.longitude = longitude
         return location
+    }
+}
+
+/// The last few long names a reader made, handed out again when the same
+/// bytes come back: a page of records by one user on one device then holds
+/// one copy of each name instead of one per record. Short names are kept
+/// inline by `String` and never cached.
+private struct RepeatedNames {
+    private var names: [String] = []
+    private var next = 0
+
+    static var capacity: Int { 4 }
+
+    mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) -> String {
+        guard utf8.count > 15 else { return JSONScanner.makeString(utf8) }
+        for name in names where name.utf8.count == utf8.count {
+            // Byte equality: names are identities, never compared as Unicode text.
+            if name.utf8.withContiguousStorageIfAvailable({ $0.elementsEqual(utf8) }) == true { return name }
+        }
+        let made = JSONScanner.makeString(utf8)
+        if names.count < Self.capacity {
+            names.append(made)
+        } else {
+            names[next] = made
+            next = (next + 1) % Self.capacity
+        }
+        return made
     }
 }
