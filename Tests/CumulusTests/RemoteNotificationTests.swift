@@ -219,6 +219,32 @@ struct RemoteNotificationTests {
         #expect(clock.pendingDeadlines == [clock.now.advanced(by: .milliseconds(500))])
     }
 
+    @Test("a request that succeeds while the channel waits after failures reconnects it at once and says to fetch")
+    func networkReturned() async throws {
+        let database = database()
+        var notifications = database.notifications().makeAsyncIterator()
+        try await createToken("t1")
+        try await transport.next().respond(NotificationBatch(notifications: [], cursor: "c1"))
+        try await transport.next().respond(.failure(URLError(.notConnectedToInternet)))
+        await clock.waitForSleepers(count: 1)
+
+        // A failed request does not end the wait; a successful one does.
+        let failing = Task { try await database.listZones() }
+        try await transport.next().respond(.failure(URLError(.notConnectedToInternet)))
+        await #expect(throws: CloudError.self) { try await failing.value }
+        #expect(clock.sleeperCount == 1)
+        let listing = Task { try await database.listZones() }
+        try await transport.next().respond(.zones([]))
+        #expect(try await listing.value.isEmpty)
+
+        // No time passes: the stream says changes may have been missed, and the channel polls again.
+        #expect(await notifications.next() == .databaseChanged)
+        let poll = try await transport.next()
+        #expect(poll.path == "/notifications/t1")
+        #expect(poll.query["cursor"] == "c1")
+        #expect(clock.sleeperCount == 0)
+    }
+
     @Test("the waits are capped, jittered and never shorter than the server asks")
     func delays() {
         let policy = RetryPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), jitter: 0.2)

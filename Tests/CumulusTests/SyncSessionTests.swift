@@ -128,6 +128,68 @@ struct SyncSessionTests {
         #expect(finished(actions) == .some(refused))
     }
 
+    @Test("a run started with fewer attempts gives up at its limit; the policy's runs are unchanged")
+    func attemptLimit() throws {
+        var session = try session(user: "_alice", zoneReady: true, attempts: 3)
+        _ = session.start(maximumAttempts: 1)
+        let offline = CloudError(.networkFailure, reason: "offline")
+        #expect(finished(session.handle(.accountChecked(.failure(offline)))) == .some(offline))
+        _ = session.start()
+        #expect(waited(session.handle(.accountChecked(.failure(offline)))) == .seconds(1))
+    }
+
+    @Test("callers waiting for the run with an attempt limit are let go at their limit; the run goes on")
+    func waitersReleased() throws {
+        var session = try session(user: "_alice", zoneReady: true, attempts: 8)
+        _ = session.start()
+        let offline = CloudError(.networkFailure, reason: "offline")
+        // Mid-attempt: the callers wait.
+        #expect(session.wait(caller: 1, attempts: 1) == nil)
+        #expect(session.wait(caller: 2, attempts: 2) == nil)
+        #expect(session.wait(caller: 3, attempts: 3) == nil)
+        session.stopWaiting(caller: 3)
+        var actions = session.handle(.accountChecked(.failure(offline)))
+        #expect(actions.contains { if case .release([1], offline) = $0 { true } else { false } })
+        #expect(waited(actions) == .seconds(1))
+        // While the run waits out a failure, that failure counts as one attempt.
+        #expect(session.wait(caller: 4, attempts: 1) == offline)
+        #expect(session.wait(caller: 5, attempts: 2) == nil)
+        _ = session.handle(.woke)
+        actions = session.handle(.accountChecked(.failure(offline)))
+        #expect(actions.contains { if case .release([2, 5], offline) = $0 { true } else { false } })
+        #expect(session.waiters.isEmpty)
+        #expect(waited(actions) == .seconds(2))
+        // The end of the run lets go of everyone.
+        #expect(session.wait(caller: 6, attempts: 5) == nil)
+        _ = session.stopped()
+        #expect(session.waiters.isEmpty)
+    }
+
+    @Test("the first complete fetch is made durable and told once, never again")
+    func firstFetch() throws {
+        var session = try session(user: "_alice", zoneReady: true)
+        var actions = toFetch(&session)
+        let page = ZoneChanges(zoneID: zone, records: [], syncToken: SyncToken(rawValue: "t1"), moreComing: true)
+        actions = session.handle(.fetched(.success(page), prepared: []))
+        #expect(!actions.contains { if case .firstFetchCompleted = $0 { true } else { false } })
+        #expect(!session.replica.meta.fetched)
+        let last = ZoneChanges(zoneID: zone, records: [], syncToken: SyncToken(rawValue: "t2"), moreComing: false)
+        actions = session.handle(.fetched(.success(last), prepared: []))
+        let told = actions.firstIndex { if case .firstFetchCompleted = $0 { true } else { false } }
+        let durable = actions.firstIndex {
+            if case .persist(let effects) = $0 { !effects.journal.isEmpty } else { false }
+        }
+        let settled = actions.firstIndex { if case .settleJournal = $0 { true } else { false } }
+        #expect(try #require(settled) < #require(durable))
+        #expect(try #require(durable) < #require(told))
+        #expect(session.replica.meta.fetched)
+        #expect(try EngineMeta(json: session.replica.meta.json()).fetched)
+
+        actions = toFetch(&session)
+        actions = session.handle(.fetched(.success(last), prepared: []))
+        #expect(!actions.contains { if case .firstFetchCompleted = $0 { true } else { false } })
+    }
+
     @Test("a pass that applied a page starts the count of attempts again")
     func progressResetsBackoff() throws {
         var session = try session(user: "_alice", zoneReady: true, attempts: 2)
@@ -265,7 +327,10 @@ struct SyncSessionTests {
     func idleFetchWritesNothing() throws {
         var session = try session(server: ["a"], user: "_alice", zoneReady: true)
         let token = SyncToken(rawValue: "same")
-        _ = session.replica.updateMeta { $0.syncToken = token }
+        _ = session.replica.updateMeta {
+            $0.syncToken = token
+            $0.fetched = true
+        }
         let actions = toFetch(&session)
         #expect(fetchRequest(actions)?.syncToken == token)
         let page = ZoneChanges(zoneID: zone, records: [], syncToken: token, moreComing: false)

@@ -75,7 +75,8 @@ enum JournalKeys {
     static func sentDelete(_ name: String) -> String { sentDeletePrefix + name }
 }
 
-/// The engine's metadata document.
+/// The engine's metadata document. A journal written before `fetched`
+/// existed reads as not fetched, until the next complete fetch.
 struct EngineMeta: Sendable, Equatable {
     /// Format 2 added the in-doubt and earlier-version documents; a format 1
     /// journal simply has none.
@@ -84,6 +85,9 @@ struct EngineMeta: Sendable, Equatable {
     var user: String?
     var syncToken: SyncToken?
     var zoneReady = false
+    /// Whether a fetch of the account's zone went to its end: until then
+    /// the replica may lack records the server has.
+    var fetched = false
 
     func json() -> [UInt8] {
         var writer = JSONWriter(capacity: 96)
@@ -95,14 +99,17 @@ struct EngineMeta: Sendable, Equatable {
         if let syncToken { writer.appendString(syncToken.rawValue) } else { writer.appendRaw("null") }
         writer.appendRaw(",\"zoneReady\":")
         writer.appendRaw(zoneReady ? "true" : "false")
+        writer.appendRaw(",\"fetched\":")
+        writer.appendRaw(fetched ? "true" : "false")
         writer.append(byte: UInt8(ascii: "}"))
         return writer.bytes
     }
 
-    init(user: String? = nil, syncToken: SyncToken? = nil, zoneReady: Bool = false) {
+    init(user: String? = nil, syncToken: SyncToken? = nil, zoneReady: Bool = false, fetched: Bool = false) {
         self.user = user
         self.syncToken = syncToken
         self.zoneReady = zoneReady
+        self.fetched = fetched
     }
 
     init(json: [UInt8]) throws {
@@ -114,6 +121,7 @@ struct EngineMeta: Sendable, Equatable {
             case ("user", .string(let user)): self.user = user
             case ("syncToken", .string(let token)): syncToken = SyncToken(rawValue: token)
             case ("zoneReady", .bool(let ready)): zoneReady = ready
+            case ("fetched", .bool(let fetched)): self.fetched = fetched
             case ("format", .number(let version)) where version != "1" && version != "\(Self.format)":
                 throw JournalError(.unsupportedVersion, "engine metadata format \(version)")
             default: break

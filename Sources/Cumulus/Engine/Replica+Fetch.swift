@@ -113,7 +113,8 @@ extension Replica {
             }
         }
         for name in Array(server.keys) { removeServer(name, &effects) }
-        effects.append(updateMeta { $0 = EngineMeta(user: $0.user) })
+        // The replica keeps what it showed: the first fetch stays done.
+        effects.append(updateMeta { $0 = EngineMeta(user: $0.user, fetched: $0.fetched) })
         effects.events.append(.zoneRecreated)
         return effects
     }

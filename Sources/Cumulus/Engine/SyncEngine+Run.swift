@@ -5,10 +5,15 @@ extension SyncEngine {
     /// Sends every pending change, fetches the zone's changes, and returns
     /// when this device is caught up with the server.
     ///
-    /// Transient failures are retried with backoff on the configured clock;
-    /// each retry starts from what is pending at that moment. Records the
-    /// server refuses for good are reported through ``events`` and do not
-    /// make this throw.
+    /// Transient failures are retried with backoff on the configured clock
+    /// (``SyncConfiguration/retryPolicy``); each retry starts from what is
+    /// pending at that moment. Offline, with the default policy, a call
+    /// gives up after 8 attempts and about 2 minutes of waits (1 + 2 + … +
+    /// 64 seconds, ±20%); when an automatic run is already retrying, the
+    /// call first waits for it to give up, so up to twice that. To fail
+    /// sooner, use ``sync(_:)`` with ``SyncOptions``. Records the server
+    /// refuses for good are reported through ``events`` and do not make
+    /// this throw.
     ///
     /// - Throws: ``CloudError`` when the server cannot be used (no account,
     ///   retries exhausted, a request refused as a whole); the pending
@@ -19,19 +24,56 @@ extension SyncEngine {
     ///   still waits for a run under way (which goes on); the changes stay
     ///   queued.
     public func sync() async throws {
+        try await sync(.default)
+    }
+
+    /// Syncs as ``sync()`` does, giving up when `options` say: after
+    /// ``SyncOptions/maximumAttempts`` failed attempts in a row, or at
+    /// ``SyncOptions/timeout``.
+    ///
+    /// While a run is under way (an automatic one, or another caller's),
+    /// the call waits for it before it makes its own; a failed attempt of
+    /// that run counts against the call's attempts, and so does the failure
+    /// that run is waiting out when the call is made. With
+    /// ``SyncOptions/singleAttempt``, a call made while the engine is
+    /// waiting to retry throws that failure at once. The run under way goes
+    /// on with its own retries; a run the call started stops when the call
+    /// gives up. Nothing queued is dropped.
+    ///
+    /// - Throws: What ``sync()`` throws; the transient ``CloudError`` of the
+    ///   last failed attempt once the attempts are used up;
+    ///   ``SyncEngineError`` with code ``SyncEngineError/Code/timedOut``
+    ///   at the timeout.
+    public func sync(_ options: SyncOptions) async throws {
+        try checkOpen()
+        guard let timeout = options.timeout else { return try await syncRun(maximumAttempts: options.maximumAttempts) }
+        let clock = configuration.clock
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.syncRun(maximumAttempts: options.maximumAttempts) }
+            group.addTask {
+                try await clock.sleep(for: timeout)
+                throw SyncEngineError(.timedOut, "the sync did not finish within \(timeout)")
+            }
+            // The first to end decides; the other is cancelled, which stops a run the call started.
+            defer { group.cancelAll() }
+            _ = try await group.next()
+        }
+    }
+
+    private func syncRun(maximumAttempts: Int?) async throws {
         try checkOpen()
         // One run at a time; a call waits for the run under way and then
         // makes its own, so it sees everything up to the moment it was made.
         // A caller that gives up while it waits returns at once; the run it
         // waited for goes on.
         while let running = currentRun {
-            try await Self.waitCancellably(for: running)
+            try await wait(for: running, attempts: maximumAttempts)
             if currentRun == running { currentRun = nil }
             try checkOpen()
         }
         // A caller that gives up stops the run it started; what it was
         // sending stays in the journal, in doubt.
-        let run = startRun()
+        let run = startRun(maximumAttempts: maximumAttempts)
         try await withTaskCancellationHandler {
             try await run.value
         } onCancel: {
@@ -40,9 +82,24 @@ extension SyncEngine {
     }
 
     /// Waits until `run` ends, however it ends, or throws
-    /// `CancellationError` as soon as the calling task is cancelled.
-    private static func waitCancellably(for run: Task<Void, any Error>) async throws {
+    /// `CancellationError` as soon as the calling task is cancelled. With
+    /// `attempts`, throws the run's failure once the session lets the
+    /// caller go.
+    private func wait(for run: Task<Void, any Error>, attempts: Int?) async throws {
         let waiter = CancellableWaiter()
+        guard let attempts else { return try await Self.waitCancellably(for: run, waiter) }
+        callerCounter += 1
+        let caller = callerCounter
+        if let failure = session.wait(caller: caller, attempts: attempts) { throw failure }
+        releasableWaiters[caller] = waiter
+        defer {
+            releasableWaiters[caller] = nil
+            session.stopWaiting(caller: caller)
+        }
+        try await Self.waitCancellably(for: run, waiter)
+    }
+
+    private static func waitCancellably(for run: Task<Void, any Error>, _ waiter: CancellableWaiter) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 guard waiter.set(continuation) else { return }
@@ -54,6 +111,54 @@ extension SyncEngine {
         } onCancel: {
             waiter.resume(with: .failure(CancellationError()))
         }
+    }
+
+    /// Waits until the first fetch of the signed-in account's zone has gone
+    /// to its end, so that ``models`` holds what the server held: at once
+    /// when it already has, in this engine or in an earlier one on the same
+    /// directory (the journal keeps the fact). After a switch of account, it
+    /// waits for the new account's first fetch. ``SyncEvent/firstFetchCompleted``
+    /// reports the same moment.
+    ///
+    /// ```swift
+    /// let engine = try await SyncEngine<Note>(database: database, directory: directory)
+    /// try await engine.waitForFirstFetch()
+    /// show(await engine.models)
+    /// ```
+    ///
+    /// The wait does not start a sync: an automatic engine fetches on its
+    /// own, a manual one when ``sync()`` is called. While nobody is signed
+    /// in, or the server cannot be reached, it goes on waiting.
+    ///
+    /// - Throws: ``SyncEngineError`` with code `closed` when the engine is
+    ///   (or gets) closed first; `CancellationError` when the calling task
+    ///   is cancelled.
+    public func waitForFirstFetch() async throws {
+        try checkOpen()
+        guard !hasCompletedFirstFetch else { return }
+        callerCounter += 1
+        let caller = callerCounter
+        let waiter = CancellableWaiter()
+        firstFetchWaiters[caller] = waiter
+        defer { firstFetchWaiters[caller] = nil }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                _ = waiter.set(continuation)
+            }
+        } onCancel: {
+            waiter.resume(with: .failure(CancellationError()))
+        }
+    }
+
+    /// Whether the first fetch of the signed-in account's zone has gone to
+    /// its end (see ``waitForFirstFetch()``).
+    public var hasCompletedFirstFetch: Bool { replica.meta.fetched }
+
+    /// Lets go of every caller waiting for the first fetch, with `outcome`.
+    func releaseFirstFetchWaiters(_ outcome: Result<Void, any Error>) {
+        let waiters = firstFetchWaiters.values
+        firstFetchWaiters.removeAll()
+        for waiter in waiters { waiter.resume(with: outcome) }
     }
 
     /// Asks for a run soon, without waiting: after uploads, notifications
@@ -80,11 +185,11 @@ extension SyncEngine {
     /// finishes. The run holds the engine only while it acts, never while
     /// it waits, so an engine that is let go stops at its next step instead
     /// of syncing on.
-    private func startRun() -> Task<Void, any Error> {
+    private func startRun(maximumAttempts: Int? = nil) -> Task<Void, any Error> {
         runCounter += 1
         let id = runCounter
         let clock = configuration.clock
-        let first = session.start()
+        let first = session.start(maximumAttempts: maximumAttempts)
         let run = Task { [weak self] in
             var step = RunStep.act(first)
             do {
@@ -178,6 +283,12 @@ extension SyncEngine {
                 continue
             case .publish(let event):
                 eventBroadcaster.yield(event)
+                continue
+            case .release(let callers, let error):
+                for caller in callers { releasableWaiters.removeValue(forKey: caller)?.resume(with: .failure(error)) }
+                continue
+            case .firstFetchCompleted:
+                releaseFirstFetchWaiters(.success(()))
                 continue
             case .status(let status):
                 setStatus(status)
@@ -385,7 +496,7 @@ extension SyncEngine {
 /// A continuation resumed once, by whichever comes first: the end of what
 /// it waits for, or the cancellation of its task (which may come before
 /// the continuation exists).
-private final class CancellableWaiter: @unchecked Sendable {
+final class CancellableWaiter: @unchecked Sendable {
     // Safety: `continuation` and `outcome` are guarded by `lock`.
     private let lock = NSLock()
     private var continuation: CheckedContinuation<Void, any Error>?

@@ -45,6 +45,12 @@ public actor SyncEngine<Model: CloudCodable> {
 
     var currentRun: Task<Void, any Error>?
     var runCounter = 0
+    /// Numbers the callers that wait on the engine.
+    var callerCounter = 0
+    /// Callers of `sync` with an attempt limit, waiting for a run under way.
+    var releasableWaiters: [Int: CancellableWaiter] = [:]
+    /// Callers of ``waitForFirstFetch()``.
+    var firstFetchWaiters: [Int: CancellableWaiter] = [:]
     /// Journal writes a fetch queued without waiting for them.
     var writesBehind: [JournalTicket] = []
     /// The database bound to the last account check of the run.
@@ -120,6 +126,7 @@ public actor SyncEngine<Model: CloudCodable> {
             _ = try? await run.value
             if currentRun == run { currentRun = nil }
         }
+        releaseFirstFetchWaiters(.failure(SyncEngineError(.closed, "the engine was closed")))
         await journal.close()
         changeBroadcaster.finish()
         statusBroadcaster.finish()

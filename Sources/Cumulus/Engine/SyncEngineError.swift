@@ -9,6 +9,9 @@ public struct SyncEngineError: Error, Sendable, Hashable, CustomStringConvertibl
 
         /// The engine was closed with ``SyncEngine/close()``; open a new one on its directory.
         public static let closed = Code("closed")
+        /// A ``SyncEngine/sync(_:)`` call reached its ``SyncOptions/timeout``;
+        /// the changes stay queued.
+        public static let timedOut = Code("timedOut")
     }
 
     /// The kind of failure.

@@ -60,4 +60,8 @@ public enum SyncEvent: Sendable, Hashable {
     /// The server could no longer answer from the saved sync token; the
     /// whole zone was fetched again.
     case fullRefetch
+    /// The first fetch of the signed-in account's zone went to its end:
+    /// ``SyncEngine/models`` now holds what the server held (see
+    /// ``SyncEngine/waitForFirstFetch()``).
+    case firstFetchCompleted
 }

@@ -67,6 +67,11 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case settleJournal
         /// Report an event.
         case publish(SyncEvent)
+        /// These callers of `sync`, waiting for the run under way, give up
+        /// with this error; the run goes on.
+        case release(callers: [Int], CloudError)
+        /// The first complete fetch of the account is durable: tell whoever waits for it.
+        case firstFetchCompleted
         /// The account's status is now this.
         case status(AccountStatus)
         /// Wait this long on the configured clock.
@@ -137,6 +142,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         /// token, or from no token into a replica that holds records): what
         /// the zone no longer has is removed once all of it was seen.
         var seen: Set<String>?
+        /// The failure whose backoff the run waits out.
+        var lastFailure: CloudError?
     }
 
     let zoneID: ZoneID
@@ -147,6 +154,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     private(set) var run: Run?
     /// Another run was asked for while one was under way.
     private(set) var rerunRequested = false
+    /// Callers of `sync` with an attempt limit that wait for the run under
+    /// way to end before they start their own: how many more failed
+    /// attempts of it each waits through.
+    private(set) var waiters: [Int: Int] = [:]
 
     init(replica: Replica<Model>, settings: Settings) {
         self.replica = replica
@@ -168,16 +179,39 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         return true
     }
 
-    /// Starts a run: passes until caught up.
-    mutating func start() -> [Action] {
-        run = Run(backoff: Backoff(policy: settings.retryPolicy), batchSize: settings.batchSize)
+    /// Starts a run: passes until caught up, or until `maximumAttempts`
+    /// (the retry policy's when `nil`) attempts in a row failed.
+    mutating func start(maximumAttempts: Int? = nil) -> [Action] {
+        var policy = settings.retryPolicy
+        if let maximumAttempts { policy.maximumAttempts = max(1, maximumAttempts) }
+        run = Run(backoff: Backoff(policy: policy), batchSize: settings.batchSize)
         return [.publish(.syncStarted)] + beginPass()
+    }
+
+    /// A caller of `sync` that gives up after `attempts` failed attempts
+    /// waits for the run under way. Returns the error to give up with at
+    /// once: the run already waits out a failure, which counts as one.
+    mutating func wait(caller: Int, attempts: Int) -> CloudError? {
+        guard let run else { return nil }
+        var left = attempts
+        if case .backoff? = run.awaiting, let failure = run.lastFailure {
+            left -= 1
+            if left < 1 { return failure }
+        }
+        waiters[caller] = left
+        return nil
+    }
+
+    /// The caller stopped waiting (the run ended, or it gave up).
+    mutating func stopWaiting(caller: Int) {
+        waiters[caller] = nil
     }
 
     /// The run ended outside the session's decisions (cancelled, or the
     /// journal failed). Returns whether another run was asked for meanwhile.
     mutating func stopped() -> Bool {
         run = nil
+        waiters.removeAll()
         defer { rerunRequested = false }
         return rerunRequested
     }
@@ -231,6 +265,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     private mutating func finish(_ error: CloudError?) -> [Action] {
         run = nil
+        waiters.removeAll()
         return [.finish(error)]
     }
 
@@ -244,8 +279,21 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         guard current.backoff.canRetry else { return finish(error) }
         let delay = current.backoff.nextDelay(retryAfter: error.retryAfter, random: settings.random())
         current.awaiting = .backoff
+        current.lastFailure = error
         run = current
-        return [.publish(.retryScheduled(delay: delay, error: error)), .wait(delay)]
+        return [.publish(.retryScheduled(delay: delay, error: error))] + releaseWaiters(error) + [.wait(delay)]
+    }
+
+    /// Counts a failed attempt against each waiting caller, and lets go of
+    /// those whose attempts are used up.
+    private mutating func releaseWaiters(_ error: CloudError) -> [Action] {
+        var released: [Int] = []
+        for (caller, left) in waiters {
+            if left <= 1 { released.append(caller) } else { waiters[caller] = left - 1 }
+        }
+        guard !released.isEmpty else { return [] }
+        for caller in released { waiters[caller] = nil }
+        return [.release(callers: released.sorted(), error)]
     }
 
     // MARK: Account
@@ -455,6 +503,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     private mutating func fetchDone() -> [Action] {
         run?.phase = .sendingAfterFetch
-        return sendStep()
+        guard !replica.meta.fetched else { return sendStep() }
+        // The account's first complete fetch: from now on the replica shows the zone.
+        return [
+            .persist(replica.updateMeta { $0.fetched = true }), .publish(.firstFetchCompleted), .firstFetchCompleted,
+        ] + sendStep()
     }
 }

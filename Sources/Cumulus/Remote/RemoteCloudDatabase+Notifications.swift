@@ -9,7 +9,10 @@ extension RemoteCloudDatabase {
     /// (``Configuration/notificationBackoff``) from where it left off; a
     /// channel the server no longer knows (`NOT_FOUND`) is created anew,
     /// and the stream then yields `.databaseChanged`, as notifications may
-    /// have been missed in between. When the account changes
+    /// have been missed in between. When any other request of this
+    /// database succeeds while a channel waits after a failure, the network
+    /// is back: the channel stops waiting, yields `.databaseChanged` and
+    /// reconnects at once. When the account changes
     /// (``setCredentials(_:)``), the stream yields `.accountChanged` and
     /// reconnects as the new account. The channel stops when the reader
     /// stops reading or the database goes away.
@@ -59,6 +62,8 @@ final class NotificationChannels: @unchecked Sendable {
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         /// Streams whose channel has no token yet.
         var opening: Set<UInt64> = []
+        /// The waits of channels that failed, by stream: a success elsewhere ends them.
+        var backoffs: [UInt64: Wake] = [:]
         var openWaiters: [CheckedContinuation<Bool, Never>] = []
         var closed = false
     }
@@ -216,6 +221,43 @@ final class NotificationChannels: @unchecked Sendable {
         }
     }
 
+    /// A request of the database succeeded: every channel waiting after a
+    /// failure reconnects at once.
+    func requestSucceeded() {
+        let wakes: [Wake] = withLock { state in
+            guard !state.backoffs.isEmpty else { return [] }
+            defer { state.backoffs.removeAll() }
+            return Array(state.backoffs.values)
+        }
+        for wake in wakes { wake.fire() }
+    }
+
+    /// Waits `delay` after a failure of a stream's channel. Returns whether a
+    /// success elsewhere ended the wait early; throws when the task is cancelled.
+    func backoff(streamID: UInt64, delay: Duration, clock: any Clock<Duration>) async throws -> Bool {
+        let wake = Wake()
+        withLock { $0.backoffs[streamID] = wake }
+        defer {
+            withLock { state in
+                if state.backoffs[streamID] === wake { state.backoffs[streamID] = nil }
+            }
+        }
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await clock.sleep(for: delay)
+                return false
+            }
+            group.addTask {
+                await wake.wait()
+                try Task.checkCancellation()
+                return true
+            }
+            defer { group.cancelAll() }
+            guard let woken = try await group.next() else { return false }
+            return woken
+        }
+    }
+
     /// Returns once no channel task is running.
     func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -225,6 +267,42 @@ final class NotificationChannels: @unchecked Sendable {
                 return false
             }
             if idle { continuation.resume() }
+        }
+    }
+}
+
+/// A signal fired once, by a success elsewhere or by cancellation, that a
+/// waiter may await before or after it fires.
+final class Wake: @unchecked Sendable {
+    // Safety: `fired` and `continuation` are guarded by `lock`.
+    private let lock = NSLock()
+    private var fired = false
+    private var continuation: CheckedContinuation<Void, Never>?
+
+    func fire() {
+        lock.lock()
+        fired = true
+        let waiting = continuation
+        continuation = nil
+        lock.unlock()
+        waiting?.resume()
+    }
+
+    /// Returns once fired, or once the task is cancelled.
+    func wait() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                lock.lock()
+                if fired {
+                    lock.unlock()
+                    continuation.resume()
+                } else {
+                    self.continuation = continuation
+                    lock.unlock()
+                }
+            }
+        } onCancel: {
+            fire()
         }
     }
 }
@@ -275,10 +353,18 @@ struct NotificationChannel {
                 let delay = Self.delay(
                     afterFailures: failures, policy: session.configuration.notificationBackoff,
                     retryAfter: cloudError?.retryAfter, random: Double.random(in: 0..<1))
+                let woken: Bool
                 do {
-                    try await session.configuration.clock.sleep(for: delay)
+                    woken = try await channels.backoff(
+                        streamID: streamID, delay: delay, clock: session.configuration.clock)
                 } catch {
                     return
+                }
+                // The network is back: what was written while the channel was down was not heard.
+                if woken {
+                    guard channels.deliver([.databaseChanged], streamID: streamID, generation: generation) else {
+                        return
+                    }
                 }
             }
         }

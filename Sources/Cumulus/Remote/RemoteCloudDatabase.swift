@@ -81,16 +81,18 @@ public final class RemoteCloudDatabase: CloudDatabase {
             throw CloudError(
                 .accountChanged, reason: "the credentials changed after the account was checked; nothing was sent")
         }
-        return try await session.perform(request, credentials: account.credentials)
+        let response = try await session.perform(request, credentials: account.credentials)
+        channels.requestSucceeded()
+        return response
     }
 
     /// `users/current`, asked with the credentials of the moment, and their
     /// generation.
     public func checkAccount() async throws -> AccountCheck {
         let account = channels.account
-        guard case .user(let user) = try await session.perform(.currentUser, credentials: account.credentials) else {
-            throw unexpected(.currentUser)
-        }
+        let response = try await session.perform(.currentUser, credentials: account.credentials)
+        channels.requestSucceeded()
+        guard case .user(let user) = response else { throw unexpected(.currentUser) }
         return AccountCheck(user: user, generation: account.generation)
     }
 
