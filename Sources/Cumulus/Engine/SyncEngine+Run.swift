@@ -267,7 +267,8 @@ extension SyncEngine {
             let event: SyncSession<Model>.Event
             // A page read ahead serves only a fetch that asks for it next.
             switch action {
-            case .persist, .persistBehind, .settleJournal, .publish, .status, .fetch: break
+            case .persist, .persistBehind, .settleJournal, .publish, .release, .firstFetchCompleted, .status, .fetch:
+                break
             case .checkAccount, .createZone, .send, .lookUp, .wait, .finish: stopReadingAhead()
             }
             switch action {
