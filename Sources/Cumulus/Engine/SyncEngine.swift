@@ -77,7 +77,7 @@ public actor SyncEngine<Model: CloudCodable> {
         let settings = Replica<Model>.Settings(
             zoneID: zoneID, encoder: RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID),
             maximumConflictAttempts: configuration.maximumConflictAttempts,
-            earlierVersionLimit: configuration.earlierVersionLimit)
+            earlierVersionLimit: configuration.earlierVersionLimit, random: configuration.random)
         journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
         let sessionSettings = SyncSession<Model>.Settings(
             batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,

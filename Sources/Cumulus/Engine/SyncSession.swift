@@ -314,24 +314,14 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         return nextBatch()
     }
 
-    /// The next batch, made from what is pending now, recorded as in doubt
-    /// before it leaves: a crash or a lost answer never makes the engine
-    /// treat a change that may have arrived as unsent.
+    /// The next batch, made from what is pending now, in doubt in the
+    /// journal before it leaves: a crash or a lost answer never makes the
+    /// engine treat a change that may have arrived as unsent.
     private mutating func nextBatch() -> [Action] {
-        let random = settings.random
-        let batch = replica.nextBatch(limit: run?.batchSize ?? settings.batchSize) {
-            Self.writeIdentifier(random)
-        }
+        let batch = replica.nextBatch(limit: run?.batchSize ?? settings.batchSize)
         guard !batch.isEmpty else { return sendingDone() }
         run?.awaiting = .answer(batch)
         return [.persist(replica.send(batch)), .send(batch.map(\.operation))]
-    }
-
-    /// A write identifier of 64 random bits, from two draws of the source.
-    static func writeIdentifier(_ random: () -> Double) -> String {
-        let high = UInt64(min(max(random(), 0), 0x1.fffffffffffffp-1) * 4_294_967_296)
-        let low = UInt64(min(max(random(), 0), 0x1.fffffffffffffp-1) * 4_294_967_296)
-        return String(high << 32 | low, radix: 16)
     }
 
     private mutating func answered(_ batch: [Replica<Model>.SentChange], _ result: Result<[RecordResult], CloudError>)
