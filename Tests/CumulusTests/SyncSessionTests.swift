@@ -87,7 +87,7 @@ struct SyncSessionTests {
         }
     }
 
-    let alice = UserIdentity(userRecordName: "_alice")
+    let alice = AccountCheck(user: UserIdentity(userRecordName: "_alice"), generation: 1)
 
     /// Runs a session with nothing pending up to its first fetch.
     func toFetch(_ session: inout Session) -> [Action] {
@@ -230,7 +230,8 @@ struct SyncSessionTests {
         actions = session.handle(.sent(.failure(CloudError(.accountChanged, reason: "switched"))))
         #expect(isCheckAccount(actions), "the pass starts again with a check")
         #expect(!actions.contains { if case .wait = $0 { true } else { false } }, "without a wait")
-        actions = session.handle(.accountChecked(.success(UserIdentity(userRecordName: "_bob"))))
+        actions = session.handle(
+            .accountChecked(.success(AccountCheck(user: UserIdentity(userRecordName: "_bob"), generation: 2))))
         #expect(sentOperations(actions) == nil, "nothing of alice's is sent as bob")
         #expect(session.replica.pending.isEmpty)
         #expect(session.replica.meta.user == "_bob")
@@ -289,5 +290,42 @@ struct SyncSessionTests {
         #expect(first.map(\.record) == second.map(\.record))
         let identifiers = first.map { WriteLineage.identifiers(of: $0.record).first }
         #expect(identifiers == ["40000000c0000000", "8000000020000000"])
+    }
+
+    /// The check a pass's account action offers to reuse.
+    func reusedCheck(_ actions: [Action]) -> AccountCheck?? {
+        if case .checkAccount(let reusing)? = actions.last { return .some(reusing) }
+        return nil
+    }
+
+    @Test("a pass reuses the last check; an account refusal or a failure to reach the server forgets it")
+    func checkIsReused() throws {
+        var session = try session(user: "_alice", zoneReady: true, attempts: 3)
+        #expect(reusedCheck(session.start()) == .some(nil), "nothing to reuse yet")
+        let page = ZoneChanges(zoneID: zone, records: [], syncToken: SyncToken(rawValue: "t"), moreComing: false)
+        _ = session.handle(.accountChecked(.success(alice)))
+        _ = session.handle(.fetched(.success(page), prepared: []))
+        var actions = session.start()
+        #expect(reusedCheck(actions) == .some(alice), "an idle poll: no users/current while the credentials stay")
+
+        // The server refuses the credentials on the fetch: the status says so, the next pass asks.
+        _ = session.handle(.accountChecked(.success(alice)))
+        let refused = CloudError(.authenticationFailed, reason: "expired")
+        actions = session.handle(.fetched(.failure(refused), prepared: []))
+        #expect(actions.contains { if case .status(.credentialsRefused) = $0 { true } else { false } })
+        #expect(finished(actions) == .some(refused))
+        #expect(reusedCheck(session.start()) == .some(nil))
+
+        // A transient failure: the retry asks, so that the status tells whether the server is reachable.
+        _ = session.handle(.accountChecked(.success(alice)))
+        actions = session.handle(.fetched(.failure(CloudError(.networkFailure, reason: "offline")), prepared: []))
+        #expect(waited(actions) != nil)
+        #expect(reusedCheck(session.handle(.woke)) == .some(nil))
+        _ = session.handle(.accountChecked(.success(alice)))
+        _ = session.handle(.fetched(.success(page), prepared: []))
+
+        // A notification that the account changed.
+        session.accountMayHaveChanged()
+        #expect(reusedCheck(session.start()) == .some(nil))
     }
 }

@@ -26,7 +26,8 @@ struct ReplicaEffects<Model: CloudCodable>: Sendable {
 /// The actor around it (``SyncEngine``) only makes requests and carries the
 /// effects out; nothing else writes a journal key. Every change of the state
 /// is mirrored by the journal batch returned with it, so the journal
-/// replays to the same state.
+/// replays to the same state, but for a sync token that a page changing
+/// nothing else moved on (``advanceToken(to:)``).
 struct Replica<Model: CloudCodable>: Sendable {
     typealias Effects = ReplicaEffects<Model>
 
@@ -457,6 +458,12 @@ struct Replica<Model: CloudCodable>: Sendable {
         var effects = Effects()
         writeMeta(&effects)
         return effects
+    }
+
+    /// Moves the sync token on in memory only: the journal's older token
+    /// fetches again versions the replica holds already, which change nothing.
+    mutating func advanceToken(to token: SyncToken) {
+        meta.syncToken = token
     }
 
     private mutating func writeMeta(_ effects: inout Effects) {

@@ -177,13 +177,8 @@ extension SyncEngine {
                 try await settleJournal()
                 if let error { throw error }
                 return .finished
-            case .checkAccount:
-                event = .accountChecked(
-                    try await attempt {
-                        let check = try await self.database.checkAccount()
-                        self.boundDatabase = self.database.bound(to: check)
-                        return check.user
-                    })
+            case .checkAccount(let reusable):
+                event = .accountChecked(try await attempt { try await self.checkAccount(reusing: reusable) })
             case .createZone(let zoneID, let subscription):
                 event = .zoneCreated(try await attempt { try await self.createZone(zoneID, subscription) })
             case .send(let operations):
@@ -259,6 +254,21 @@ extension SyncEngine {
         }
     }
 
+    /// The check `reusable` while the database's credentials are still
+    /// those it was made with, else `users/current`; the pass's requests are
+    /// bound to the check, so credentials that change after this are
+    /// refused without sending.
+    private func checkAccount(reusing reusable: AccountCheck?) async throws -> AccountCheck {
+        let check: AccountCheck
+        if let reusable, let generation = database.accountGeneration, generation == reusable.generation {
+            check = reusable
+        } else {
+            check = try await database.checkAccount()
+        }
+        boundDatabase = database.bound(to: check)
+        return check
+    }
+
     /// Creates the zone, then its subscription: notifications are a
     /// convenience, and polling covers a failure to subscribe.
     private func createZone(_ zoneID: ZoneID, _ subscription: Subscription) async throws {
@@ -317,6 +327,9 @@ extension SyncEngine {
     private func handle(_ notification: CloudNotification) {
         switch notification {
         case .zoneChanged(let zone, _) where zone.zoneName != zoneID.zoneName: return
+        case .accountChanged:
+            session.accountMayHaveChanged()
+            requestAutomaticSync()
         default: requestAutomaticSync()
         }
     }

@@ -23,8 +23,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// What happened since the last actions.
     enum Event: Sendable {
-        /// `currentUser`'s answer.
-        case accountChecked(Result<UserIdentity, CloudError>)
+        /// The account check's answer (or the check reused).
+        case accountChecked(Result<AccountCheck, CloudError>)
         /// The zone's creation (its subscription's failure does not count).
         case zoneCreated(Result<Void, CloudError>)
         /// The answer to the last batch.
@@ -41,8 +41,9 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// What the engine is to do, in order.
     enum Action: Sendable {
         /// Ask the server who is signed in, and bind the requests that
-        /// follow to that account.
-        case checkAccount
+        /// follow to that account. A check to reuse is taken instead while
+        /// the database's credentials are still those it was made with.
+        case checkAccount(reusing: AccountCheck?)
         /// Create the zone and, as a convenience, its subscription.
         case createZone(ZoneID, Subscription)
         /// Send one `records/modify` request.
@@ -140,6 +141,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     private(set) var run: Run?
     /// Another run was asked for while one was under way.
     private(set) var rerunRequested = false
+    /// The last account check that succeeded, for later passes to reuse
+    /// while the credentials stay the same; forgotten when a request
+    /// suggests the account may have changed or cannot be reached.
+    private(set) var lastCheck: AccountCheck?
 
     init(replica: Replica<Model>, settings: Settings) {
         self.replica = replica
@@ -165,6 +170,12 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     mutating func start() -> [Action] {
         run = Run(backoff: Backoff(policy: settings.retryPolicy), batchSize: settings.batchSize)
         return [.publish(.syncStarted)] + beginPass()
+    }
+
+    /// The server said the account changed (a notification): the next
+    /// pass asks who is signed in.
+    mutating func accountMayHaveChanged() {
+        lastCheck = nil
     }
 
     /// The run ended outside the session's decisions (cancelled, or the
@@ -229,9 +240,14 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// A failure of the pass: a transient one is tried again after a wait
     /// until the attempts run out; any other ends the run.
-    private mutating func failed(_ error: CloudError) -> [Action] {
+    private mutating func failed(_ error: CloudError, reportingStatus: Bool = true) -> [Action] {
+        // The account may have changed or cannot be reached: the next pass asks the server.
+        let status = AccountStatus(after: error)
+        if error.code == .accountChanged || error.isTransient || status.isAccountProblem { lastCheck = nil }
         // The account changed under the pass: nothing was sent; check it again at once.
         if error.code == .accountChanged, run != nil { return beginPass() }
+        // A request of a pass that reused its check tells what the check would have.
+        if reportingStatus, status.isAccountProblem { return [.status(status)] + finish(error) }
         guard error.isTransient, var current = run else { return finish(error) }
         if current.madeProgress { current.backoff.reset() }
         guard current.backoff.canRetry else { return finish(error) }
@@ -243,23 +259,27 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     // MARK: Account
 
+    /// A pass reuses the last check while the credentials are unchanged
+    /// (an idle poll is then one request); a zone is created again only
+    /// after the server was asked.
     private mutating func awaitAccount(_ check: AccountCheckReason) -> [Action] {
         run?.awaiting = .account(check)
-        return [.checkAccount]
+        return [.checkAccount(reusing: check == .startOfPass ? lastCheck : nil)]
     }
 
     /// Finds out who is signed in. A different user than the replica's
     /// clears the previous user's data after reporting it, and the run
     /// starts again as the new user.
-    private mutating func accountChecked(_ result: Result<UserIdentity, CloudError>, for check: AccountCheckReason)
+    private mutating func accountChecked(_ result: Result<AccountCheck, CloudError>, for check: AccountCheckReason)
         -> [Action]
     {
         let user: UserIdentity
         switch result {
         case .failure(let error):
-            return [.status(AccountStatus(after: error))] + failed(error)
-        case .success(let identity):
-            user = identity
+            return [.status(AccountStatus(after: error))] + failed(error, reportingStatus: false)
+        case .success(let found):
+            user = found.user
+            lastCheck = found
         }
         var actions: [Action] = [.status(.available)]
         if let owner = replica.meta.user {
@@ -422,8 +442,13 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         var seen = run?.seen
         var effects = replica.applyFetched(page.records, prepared, seen: &seen)
         if let seen, !page.moreComing { effects.append(replica.removeUnseen(seen)) }
-        // An unchanged token (an idle poll) costs no journal write.
-        if (seen == nil || !page.moreComing) && replica.meta.syncToken != page.syncToken {
+        // An unchanged token (an idle poll) costs no journal write, nor does
+        // a token that is all a page changed (this device's own write coming
+        // back): it is written with the next change of the metadata, and a
+        // restart before that only fetches again what the replica holds.
+        if seen == nil && effects.journal.isEmpty {
+            replica.advanceToken(to: page.syncToken)
+        } else if (seen == nil || !page.moreComing) && replica.meta.syncToken != page.syncToken {
             effects.append(replica.updateMeta { $0.syncToken = page.syncToken })
         }
         let stalled = page.records.isEmpty && page.syncToken == run?.token
@@ -438,5 +463,16 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     private mutating func fetchDone() -> [Action] {
         run?.phase = .sendingAfterFetch
         return sendStep()
+    }
+}
+
+extension AccountStatus {
+    /// Whether the server refused the account itself: signed out, refused
+    /// credentials, or not allowed.
+    var isAccountProblem: Bool {
+        switch self {
+        case .noAccount, .credentialsRefused, .restricted: true
+        default: false
+        }
     }
 }
