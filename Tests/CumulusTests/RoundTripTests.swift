@@ -16,17 +16,21 @@ struct CountedDatabase: CloudDatabase {
     let base: any CloudDatabase
     let handle: InMemoryCloudDatabase
     let counts: Counts
+    /// Whether the notification stream yields what the server sends.
+    let notifies: Bool
 
-    init(_ handle: InMemoryCloudDatabase) {
+    init(_ handle: InMemoryCloudDatabase, notifies: Bool = true) {
         base = handle
         self.handle = handle
         counts = Counts()
+        self.notifies = notifies
     }
 
-    private init(base: any CloudDatabase, handle: InMemoryCloudDatabase, counts: Counts) {
+    private init(base: any CloudDatabase, handle: InMemoryCloudDatabase, counts: Counts, notifies: Bool) {
         self.base = base
         self.handle = handle
         self.counts = counts
+        self.notifies = notifies
     }
 
     var scope: DatabaseScope { base.scope }
@@ -91,10 +95,12 @@ struct CountedDatabase: CloudDatabase {
     var accountGeneration: UInt64? { handle.accountGeneration }
 
     func bound(to check: AccountCheck) -> any CloudDatabase {
-        CountedDatabase(base: handle.bound(to: check), handle: handle, counts: counts)
+        CountedDatabase(base: handle.bound(to: check), handle: handle, counts: counts, notifies: notifies)
     }
 
-    func notifications() -> AsyncStream<CloudNotification> { handle.notifications() }
+    func notifications() -> AsyncStream<CloudNotification> {
+        notifies ? handle.notifications() : AsyncStream { _ in }
+    }
 }
 
 /// What an upload and an idle poll cost: requests and journal `fsync`s.
@@ -146,5 +152,50 @@ struct RoundTripTests {
         #expect(after["records/modify"] == (before["records/modify"] ?? 0) + 1)
         #expect(after["changes/zone"] == (before["changes/zone"] ?? 0) + 1)
         #expect(phone.journalSyncCount - syncs == 2)
+    }
+
+    func hasUpdate(_ title: String) -> ([ModelChange<Note>]) -> Bool {
+        { values in
+            values.contains {
+                if case .updated(let notes) = $0 { notes.contains { $0.title == title } } else { false }
+            }
+        }
+    }
+
+    @Test("an upload's automatic run sends and does not fetch: the notification of the write sets off the fetch")
+    func uploadRunDoesNotFetch() async throws {
+        let devices = Devices()
+        // No notifications: what the upload's own run asks for is all there is.
+        let database = CountedDatabase(devices.server.database(signedInAs: "alice"), notifies: false)
+        let phone = try await SyncEngine<Note>(
+            database: database, directory: temporaryDirectory("upload-run"),
+            configuration: SyncConfiguration(
+                automaticSync: true, pollInterval: .seconds(3600), retryPolicy: RetryPolicy(jitter: 0),
+                clock: ManualClock()))
+        try await phone.sync()
+        let before = database.counts.snapshot
+        let acknowledged = Collected(phone.changes)
+        try await phone.upload(Note(id: "n", title: "sent"))
+        #expect(await acknowledged.waitUntil(hasUpdate("sent")))
+        await phone.close()
+        let after = database.counts.snapshot
+        #expect(after["records/modify"] == (before["records/modify"] ?? 0) + 1)
+        #expect(after["changes/zone"] == before["changes/zone"], "no fetch of its own write")
+        #expect(after["users/current"] == before["users/current"])
+    }
+
+    @Test("another device's write arriving right after an upload is still fetched")
+    func otherWriteAfterOursIsFetched() async throws {
+        let devices = Devices()
+        let (phone, _, _) = try await devices.engine { $0.automaticSync = true }
+        let (laptop, _, _) = try await devices.engine()
+        try await phone.sync()
+        try await laptop.sync()
+        let arrivals = Collected(phone.changes)
+        try await phone.upload(Note(id: "mine", title: "phone's"))
+        try await laptop.upload(Note(id: "theirs", title: "laptop's"))
+        try await laptop.sync()
+        #expect(await arrivals.waitUntil(hasUpdate("laptop's")))
+        #expect(await arrivals.waitUntil(hasUpdate("phone's")))
     }
 }

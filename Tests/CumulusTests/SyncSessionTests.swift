@@ -328,4 +328,24 @@ struct SyncSessionTests {
         session.accountMayHaveChanged()
         #expect(reusedCheck(session.start()) == .some(nil))
     }
+
+    @Test("a run for an upload sends and ends; a notification during it makes the next pass fetch")
+    func uploadRunSendsOnly() throws {
+        var session = try session(pending: ["a"], user: "_alice", zoneReady: true)
+        _ = session.start(fetching: false)
+        var actions = session.handle(.accountChecked(.success(alice)))
+        let batch = try #require(sentOperations(actions))
+        var answered = batch[0].record
+        answered.metadata = RecordMetadata(changeTag: "2", zoneID: zone)
+        actions = session.handle(.sent(.success([.record(answered)])))
+        #expect(finished(actions) == .some(nil), "no fetch: \(actions)")
+
+        _ = session.start(fetching: false)
+        let startNow = session.requestRun(fetching: true)  // a notification arrives
+        #expect(!startNow)
+        actions = session.handle(.accountChecked(.success(alice)))
+        #expect(isCheckAccount(actions), "nothing to send: the pass asked for passes again")
+        actions = session.handle(.accountChecked(.success(alice)))
+        #expect(fetchRequest(actions) != nil)
+    }
 }

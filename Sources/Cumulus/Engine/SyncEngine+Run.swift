@@ -56,11 +56,11 @@ extension SyncEngine {
         }
     }
 
-    /// Asks for a run soon, without waiting: after uploads, notifications
-    /// and polls of an automatic engine.
-    func requestAutomaticSync() {
+    /// Asks for a run soon, without waiting: after uploads (a run that
+    /// only sends), notifications and polls of an automatic engine.
+    func requestAutomaticSync(fetching: Bool = true) {
         guard configuration.automaticSync, !isClosed else { return }
-        if session.requestRun() { _ = startRun() }
+        if session.requestRun(fetching: fetching) { _ = startRun(fetching: fetching) }
     }
 
     /// What a run's task does next.
@@ -76,11 +76,11 @@ extension SyncEngine {
     /// finishes. The run holds the engine only while it acts, never while
     /// it waits, so an engine that is let go stops at its next step instead
     /// of syncing on.
-    private func startRun() -> Task<Void, any Error> {
+    private func startRun(fetching: Bool = true) -> Task<Void, any Error> {
         runCounter += 1
         let id = runCounter
         let clock = configuration.clock
-        let first = session.start()
+        let first = session.start(fetching: fetching)
         let run = Task { [weak self] in
             var step = RunStep.act(first)
             do {
@@ -292,7 +292,7 @@ extension SyncEngine {
         guard runCounter == id else { return }
         currentRun = nil
         let again = session.stopped()
-        if again && configuration.automaticSync && !isClosed { _ = startRun() }
+        if again && configuration.automaticSync && !isClosed { _ = startRun(fetching: false) }
     }
 
     func startAutomaticSync() {

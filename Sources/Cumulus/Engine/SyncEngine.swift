@@ -219,7 +219,7 @@ public actor SyncEngine<Model: CloudCodable> {
         guard !uploads.isEmpty else { return }
         try await carryOut(replica.upload(uploads))
         eventBroadcaster.yield(.pendingChanges(replica.pending.count))
-        requestAutomaticSync()
+        requestAutomaticSync(fetching: false)
     }
 
     /// Queues models for deletion; see ``delete(identifiers:)``.
@@ -239,7 +239,7 @@ public actor SyncEngine<Model: CloudCodable> {
         guard !identifiers.isEmpty else { return }
         try await carryOut(replica.delete(identifiers))
         eventBroadcaster.yield(.pendingChanges(replica.pending.count))
-        requestAutomaticSync()
+        requestAutomaticSync(fetching: false)
     }
 
     // MARK: Carrying out

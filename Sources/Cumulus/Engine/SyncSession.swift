@@ -119,6 +119,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// The run under way.
     struct Run: Sendable {
         var backoff: Backoff
+        /// Whether the passes fetch: not for a run that only sends what
+        /// the app changed, since the server's notification of that write
+        /// sets off the fetch that would bring anything else.
+        var fetches: Bool
         var phase: Phase = .sendingFirst
         var awaiting: Awaiting?
         /// Whether the pass sent a batch or applied a page, which starts the
@@ -141,6 +145,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     private(set) var run: Run?
     /// Another run was asked for while one was under way.
     private(set) var rerunRequested = false
+    /// A run asked for meanwhile (this one's next pass, or the next run) must fetch.
+    private(set) var fetchRequested = false
     /// The last account check that succeeded, for later passes to reuse
     /// while the credentials stay the same; forgotten when a request
     /// suggests the account may have changed or cannot be reached.
@@ -158,17 +164,23 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// A run was asked for (an upload, a notification, a poll): whether to
     /// start one now. During a run, the run passes once more at its end.
-    mutating func requestRun() -> Bool {
+    /// An upload asks for a run that only sends (`fetching: false`).
+    mutating func requestRun(fetching: Bool = true) -> Bool {
         guard run == nil else {
             rerunRequested = true
+            if fetching { fetchRequested = true }
             return false
         }
         return true
     }
 
-    /// Starts a run: passes until caught up.
-    mutating func start() -> [Action] {
-        run = Run(backoff: Backoff(policy: settings.retryPolicy), batchSize: settings.batchSize)
+    /// Starts a run: passes until caught up, or, not `fetching`, until
+    /// what is pending is sent.
+    mutating func start(fetching: Bool = true) -> [Action] {
+        run = Run(
+            backoff: Backoff(policy: settings.retryPolicy), fetches: fetching || fetchRequested,
+            batchSize: settings.batchSize)
+        fetchRequested = false
         return [.publish(.syncStarted)] + beginPass()
     }
 
@@ -222,6 +234,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// One pass: check the account, make sure the zone exists, send, fetch,
     /// send what the fetch's conflicts left; again while runs were asked for.
     private mutating func beginPass() -> [Action] {
+        if rerunRequested && fetchRequested { run?.fetches = true }
+        if rerunRequested { fetchRequested = false }
         rerunRequested = false
         run?.madeProgress = false
         run?.phase = .sendingFirst
@@ -392,7 +406,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     private mutating func sendingDone() -> [Action] {
         switch run?.phase {
-        case .sendingFirst: return startFetch()
+        case .sendingFirst: return run?.fetches == true ? startFetch() : endPass()
         default: return endPass()
         }
     }
