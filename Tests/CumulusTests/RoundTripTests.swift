@@ -18,6 +18,8 @@ struct CountedDatabase: CloudDatabase {
     let counts: Counts
     /// Whether the notification stream yields what the server sends.
     let notifies: Bool
+    /// Whether it leaves out `.databaseChanged`.
+    var zonesOnly = false
 
     init(_ handle: InMemoryCloudDatabase, notifies: Bool = true) {
         base = handle
@@ -99,7 +101,18 @@ struct CountedDatabase: CloudDatabase {
     }
 
     func notifications() -> AsyncStream<CloudNotification> {
-        notifies ? handle.notifications() : AsyncStream { _ in }
+        guard notifies else { return AsyncStream { _ in } }
+        guard zonesOnly else { return handle.notifications() }
+        let all = handle.notifications()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await notification in all where notification != .databaseChanged {
+                    continuation.yield(notification)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 }
 
@@ -197,5 +210,37 @@ struct RoundTripTests {
         try await laptop.sync()
         #expect(await arrivals.waitUntil(hasUpdate("laptop's")))
         #expect(await arrivals.waitUntil(hasUpdate("phone's")))
+    }
+
+    @Test("the notification of the device's own write costs one fetch, whether it comes during the send or after")
+    func ownWriteNotificationFetchesOnce() async throws {
+        let devices = Devices()
+        // Its zone's notification only: the database's, handled a moment
+        // later, may find the fetch under way (a second fetch, the safe side).
+        var database = CountedDatabase(devices.server.database(signedInAs: "alice"))
+        database.zonesOnly = true
+        let phone = try await SyncEngine<Note>(
+            database: database, directory: temporaryDirectory("own-notifications"),
+            configuration: SyncConfiguration(
+                automaticSync: true, pollInterval: .seconds(3600), retryPolicy: RetryPolicy(jitter: 0),
+                clock: ManualClock()))
+        try await phone.sync()
+        let before = database.counts.snapshot
+        let acknowledged = Collected(phone.changes)
+        try await phone.upload(Note(id: "n", title: "sent"))
+        #expect(await acknowledged.waitUntil(hasUpdate("sent")))
+        let fetched = (before["changes/zone"] ?? 0) + 1
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while (database.counts.snapshot["changes/zone"] ?? 0) < fetched, clock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        // Whatever else the notifications set off happens in this while.
+        try await Task.sleep(for: .milliseconds(300))
+        await phone.close()
+        let after = database.counts.snapshot
+        #expect(after["changes/zone"] == fetched)
+        #expect(after["records/modify"] == (before["records/modify"] ?? 0) + 1)
+        #expect(after["users/current"] == before["users/current"])
     }
 }

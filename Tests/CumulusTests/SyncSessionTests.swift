@@ -340,12 +340,32 @@ struct SyncSessionTests {
         actions = session.handle(.sent(.success([.record(answered)])))
         #expect(finished(actions) == .some(nil), "no fetch: \(actions)")
 
+        // Notifications heard before the pass asks for changes: that fetch brings them.
         _ = session.start(fetching: false)
-        let startNow = session.requestRun(fetching: true)  // a notification arrives
+        var startNow = session.requestRun(fetching: true)
+        #expect(!startNow)
+        startNow = session.requestRun(fetching: true)
         #expect(!startNow)
         actions = session.handle(.accountChecked(.success(alice)))
-        #expect(isCheckAccount(actions), "nothing to send: the pass asked for passes again")
+        let request = try #require(fetchRequest(actions), "the pass fetches, once")
+        // One heard while the fetch is under way may stand for a later change: the run passes again.
+        startNow = session.requestRun(fetching: true)
+        #expect(!startNow)
+        let page = ZoneChanges(
+            zoneID: zone, records: [], syncToken: request.syncToken ?? SyncToken(rawValue: "t"), moreComing: false)
+        actions = session.handle(.fetched(.success(page), prepared: []))
+        #expect(isCheckAccount(actions))
         actions = session.handle(.accountChecked(.success(alice)))
         #expect(fetchRequest(actions) != nil)
+        _ = session.handle(.fetched(.success(page), prepared: []))
+
+        // A run that fails before the fetch it stood for asks for another.
+        _ = session.start(fetching: false)
+        startNow = session.requestRun(fetching: true)
+        #expect(!startNow)
+        _ = session.handle(.accountChecked(.failure(CloudError(.authenticationRequired, reason: "signed out"))))
+        #expect(!session.isRunning)
+        let again = session.stopped()
+        #expect(again, "another run is asked for")
     }
 }

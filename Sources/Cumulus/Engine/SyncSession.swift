@@ -123,6 +123,9 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         /// the app changed, since the server's notification of that write
         /// sets off the fetch that would bring anything else.
         var fetches: Bool
+        /// A fetching run was asked for before this pass's fetch: the run
+        /// stands for it, and a run that fails before fetching passes again.
+        var coversRequest = false
         var phase: Phase = .sendingFirst
         var awaiting: Awaiting?
         /// Whether the pass sent a batch or applied a page, which starts the
@@ -166,12 +169,18 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// start one now. During a run, the run passes once more at its end.
     /// An upload asks for a run that only sends (`fetching: false`).
     mutating func requestRun(fetching: Bool = true) -> Bool {
-        guard run == nil else {
-            rerunRequested = true
-            if fetching { fetchRequested = true }
+        guard var current = run else { return true }
+        if fetching, current.phase == .sendingFirst {
+            // Heard before this pass asks for the zone's changes: the
+            // change it stands for was made before, so that fetch brings it.
+            current.fetches = true
+            current.coversRequest = true
+            run = current
             return false
         }
-        return true
+        rerunRequested = true
+        if fetching { fetchRequested = true }
+        return false
     }
 
     /// Starts a run: passes until caught up, or, not `fetching`, until
@@ -193,9 +202,17 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// The run ended outside the session's decisions (cancelled, or the
     /// journal failed). Returns whether another run was asked for meanwhile.
     mutating func stopped() -> Bool {
+        passAgainIfUncovered()
         run = nil
         defer { rerunRequested = false }
         return rerunRequested
+    }
+
+    /// A run that ends before the fetch it stood for asks for another.
+    private mutating func passAgainIfUncovered() {
+        guard run?.coversRequest == true else { return }
+        rerunRequested = true
+        fetchRequested = true
     }
 
     /// Takes the next event of the run under way.
@@ -248,6 +265,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     }
 
     private mutating func finish(_ error: CloudError?) -> [Action] {
+        if error != nil { passAgainIfUncovered() }
         run = nil
         return [.finish(error)]
     }
@@ -475,6 +493,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     }
 
     private mutating func fetchDone() -> [Action] {
+        run?.coversRequest = false
         run?.phase = .sendingAfterFetch
         return sendStep()
     }
