@@ -288,7 +288,9 @@ struct SyncEngineTests {
             try await phone.sync()
             try await phone.upload(Note(id: "first", title: "one, edited"))
         }
-        for (entry, renamed) in [(#""save/first":"#, #""save/second":"#), (#""server/first":"#, #""server/second":"#)] {
+        for (entry, renamed) in [
+            (#""write/first":"#, #""write/second":"#), (#""server/first":"#, #""server/second":"#),
+        ] {
             #expect(text.contains(entry))
             try Data(text.replacingOccurrences(of: entry, with: renamed).utf8).write(to: log)
             let before = try snapshotOfFiles(directory)
@@ -311,8 +313,8 @@ struct SyncEngineTests {
         let (devices, directory, log, text) = try await journalLeft { phone in
             try await phone.upload(Note(id: "caf\u{E9}", title: "composed"))
         }
-        let composed = Array(#""save/caf\#u{E9}":"#.utf8)
-        let decomposed = Array(#""save/cafe\#u{301}":"#.utf8)
+        let composed = Array(#""write/caf\#u{E9}":"#.utf8)
+        let decomposed = Array(#""write/cafe\#u{301}":"#.utf8)
         var bytes = Array(text.utf8)
         let start = try #require(bytes.indices.first { bytes[$0...].starts(with: composed) })
         bytes.replaceSubrange(start..<start + composed.count, with: decomposed)

@@ -31,7 +31,8 @@ struct SyncSessionTests {
     ) throws -> Session {
         var replica = Replica<Note>(
             settings: .init(
-                zoneID: zone, encoder: RecordEncoder(zoneID: zone), maximumConflictAttempts: 5, earlierVersionLimit: 4))
+                zoneID: zone, encoder: RecordEncoder(zoneID: zone), maximumConflictAttempts: 5, earlierVersionLimit: 4,
+                random: random.next))
         var effects = ReplicaEffects<Note>()
         for name in server {
             var record = try RecordEncoder(zoneID: zone).encode(Note(id: name, title: name, body: ""))
@@ -86,7 +87,7 @@ struct SyncSessionTests {
         }
     }
 
-    let alice = UserIdentity(userRecordName: "_alice")
+    let alice = AccountCheck(user: UserIdentity(userRecordName: "_alice"), generation: 1)
 
     /// Runs a session with nothing pending up to its first fetch.
     func toFetch(_ session: inout Session) -> [Action] {
@@ -218,7 +219,8 @@ struct SyncSessionTests {
         _ = session.start()
         var actions = session.handle(.accountChecked(.success(alice)))
         #expect(sentOperations(actions)?.count == 4)
-        #expect(persisted(actions).contains { !$0.journal.isEmpty }, "the batch is in doubt before it leaves")
+        // Each pending change is in doubt in the journal already, with its write identifier.
+        #expect(persisted(actions).allSatisfy { $0.journal.isEmpty }, "sending writes nothing")
         let tooLarge = CloudError(.badRequest, reason: "request too large")
         for expected in [2, 1] {
             actions = session.handle(.sent(.failure(tooLarge)))
@@ -290,7 +292,8 @@ struct SyncSessionTests {
         actions = session.handle(.sent(.failure(CloudError(.accountChanged, reason: "switched"))))
         #expect(isCheckAccount(actions), "the pass starts again with a check")
         #expect(!actions.contains { if case .wait = $0 { true } else { false } }, "without a wait")
-        actions = session.handle(.accountChecked(.success(UserIdentity(userRecordName: "_bob"))))
+        actions = session.handle(
+            .accountChecked(.success(AccountCheck(user: UserIdentity(userRecordName: "_bob"), generation: 2))))
         #expect(sentOperations(actions) == nil, "nothing of alice's is sent as bob")
         #expect(session.replica.pending.isEmpty)
         #expect(session.replica.meta.user == "_bob")
@@ -352,5 +355,82 @@ struct SyncSessionTests {
         #expect(first.map(\.record) == second.map(\.record))
         let identifiers = first.map { WriteLineage.identifiers(of: $0.record).first }
         #expect(identifiers == ["40000000c0000000", "8000000020000000"])
+    }
+
+    /// The check a pass's account action offers to reuse.
+    func reusedCheck(_ actions: [Action]) -> AccountCheck?? {
+        if case .checkAccount(let reusing)? = actions.last { return .some(reusing) }
+        return nil
+    }
+
+    @Test("a pass reuses the last check; an account refusal or a failure to reach the server forgets it")
+    func checkIsReused() throws {
+        var session = try session(user: "_alice", zoneReady: true, attempts: 3)
+        #expect(reusedCheck(session.start()) == .some(nil), "nothing to reuse yet")
+        let page = ZoneChanges(zoneID: zone, records: [], syncToken: SyncToken(rawValue: "t"), moreComing: false)
+        _ = session.handle(.accountChecked(.success(alice)))
+        _ = session.handle(.fetched(.success(page), prepared: []))
+        var actions = session.start()
+        #expect(reusedCheck(actions) == .some(alice), "an idle poll: no users/current while the credentials stay")
+
+        // The server refuses the credentials on the fetch: the status says so, the next pass asks.
+        _ = session.handle(.accountChecked(.success(alice)))
+        let refused = CloudError(.authenticationFailed, reason: "expired")
+        actions = session.handle(.fetched(.failure(refused), prepared: []))
+        #expect(actions.contains { if case .status(.credentialsRefused) = $0 { true } else { false } })
+        #expect(finished(actions) == .some(refused))
+        #expect(reusedCheck(session.start()) == .some(nil))
+
+        // A transient failure: the retry asks, so that the status tells whether the server is reachable.
+        _ = session.handle(.accountChecked(.success(alice)))
+        actions = session.handle(.fetched(.failure(CloudError(.networkFailure, reason: "offline")), prepared: []))
+        #expect(waited(actions) != nil)
+        #expect(reusedCheck(session.handle(.woke)) == .some(nil))
+        _ = session.handle(.accountChecked(.success(alice)))
+        _ = session.handle(.fetched(.success(page), prepared: []))
+
+        // A notification that the account changed.
+        session.accountMayHaveChanged()
+        #expect(reusedCheck(session.start()) == .some(nil))
+    }
+
+    @Test("a run for an upload sends and ends; a notification during it makes the next pass fetch")
+    func uploadRunSendsOnly() throws {
+        var session = try session(pending: ["a"], user: "_alice", zoneReady: true)
+        _ = session.start(fetching: false)
+        var actions = session.handle(.accountChecked(.success(alice)))
+        let batch = try #require(sentOperations(actions))
+        var answered = batch[0].record
+        answered.metadata = RecordMetadata(changeTag: "2", zoneID: zone)
+        actions = session.handle(.sent(.success([.record(answered)])))
+        #expect(finished(actions) == .some(nil), "no fetch: \(actions)")
+
+        // Notifications heard before the pass asks for changes: that fetch brings them.
+        _ = session.start(fetching: false)
+        var startNow = session.requestRun(fetching: true)
+        #expect(!startNow)
+        startNow = session.requestRun(fetching: true)
+        #expect(!startNow)
+        actions = session.handle(.accountChecked(.success(alice)))
+        let request = try #require(fetchRequest(actions), "the pass fetches, once")
+        // One heard while the fetch is under way may stand for a later change: the run passes again.
+        startNow = session.requestRun(fetching: true)
+        #expect(!startNow)
+        let page = ZoneChanges(
+            zoneID: zone, records: [], syncToken: request.syncToken ?? SyncToken(rawValue: "t"), moreComing: false)
+        actions = session.handle(.fetched(.success(page), prepared: []))
+        #expect(isCheckAccount(actions))
+        actions = session.handle(.accountChecked(.success(alice)))
+        #expect(fetchRequest(actions) != nil)
+        _ = session.handle(.fetched(.success(page), prepared: []))
+
+        // A run that fails before the fetch it stood for asks for another.
+        _ = session.start(fetching: false)
+        startNow = session.requestRun(fetching: true)
+        #expect(!startNow)
+        _ = session.handle(.accountChecked(.failure(CloudError(.authenticationRequired, reason: "signed out"))))
+        #expect(!session.isRunning)
+        let again = session.stopped()
+        #expect(again, "another run is asked for")
     }
 }

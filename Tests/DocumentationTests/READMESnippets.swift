@@ -52,7 +52,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:345
+        // README.md:347
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(

@@ -69,21 +69,53 @@ enum RoundTrips {
     }
 }
 
-/// Forwards every call to `base` and counts the protocol requests by name.
-final class CountingDatabase: CloudDatabase, @unchecked Sendable {
-    // Safety: `counts` is only touched under `lock`.
-    private let lock = NSLock()
-    private var counts: [String: Int] = [:]
-    let base: RemoteCloudDatabase
+/// Forwards every call to `base` and counts the protocol requests by name;
+/// a view bound to an account check counts into the same table.
+final class CountingDatabase: CloudDatabase, Sendable {
+    /// The counts, shared by the database and its bound views.
+    final class Table: @unchecked Sendable {
+        // Safety: `counts` is only touched under `lock`.
+        private let lock = NSLock()
+        private var counts: [String: Int] = [:]
 
-    init(base: RemoteCloudDatabase) { self.base = base }
+        func add(_ name: String) { lock.withLock { counts[name, default: 0] += 1 } }
+        var snapshot: [String: Int] { lock.withLock { counts } }
+    }
+
+    let remote: RemoteCloudDatabase
+    /// `remote`, or a view of it bound to an account check.
+    let base: any CloudDatabase
+    let table: Table
+
+    init(base: RemoteCloudDatabase) {
+        remote = base
+        self.base = base
+        table = Table()
+    }
+
+    private init(remote: RemoteCloudDatabase, bound: any CloudDatabase, table: Table) {
+        self.remote = remote
+        base = bound
+        self.table = table
+    }
 
     var scope: DatabaseScope { base.scope }
 
-    private func count(_ name: String) { lock.withLock { counts[name, default: 0] += 1 } }
+    private func count(_ name: String) { table.add(name) }
 
     func snapshot(syncs: Int) -> RoundTrips.Counts {
-        RoundTrips.Counts(requests: lock.withLock { counts }, syncs: syncs)
+        RoundTrips.Counts(requests: table.snapshot, syncs: syncs)
+    }
+
+    func checkAccount() async throws -> AccountCheck {
+        count("users/current")
+        return try await remote.checkAccount()
+    }
+
+    var accountGeneration: UInt64? { remote.accountGeneration }
+
+    func bound(to check: AccountCheck) -> any CloudDatabase {
+        CountingDatabase(remote: remote, bound: remote.bound(to: check), table: table)
     }
 
     func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws -> [RecordResult] {
@@ -152,10 +184,10 @@ final class CountingDatabase: CloudDatabase, @unchecked Sendable {
         return try await base.currentUser()
     }
 
-    func notifications() -> AsyncStream<CloudNotification> { base.notifications() }
+    func notifications() -> AsyncStream<CloudNotification> { remote.notifications() }
 
     @discardableResult
-    func notificationChannelsOpened() async -> Bool { await base.notificationChannelsOpened() }
+    func notificationChannelsOpened() async -> Bool { await remote.notificationChannelsOpened() }
 }
 
 extension RoundTrips.Counts {

@@ -65,6 +65,12 @@ public protocol CloudDatabase: Sendable {
     /// under it needs no binding.
     func checkAccount() async throws -> AccountCheck
 
+    /// The generation of the credentials requests are sent with now: while
+    /// it is that of an earlier ``checkAccount()``, the check still holds
+    /// and need not be asked again. `nil` (the default) for a database that
+    /// does not count its credentials' changes: every pass asks the server.
+    var accountGeneration: UInt64? { get }
+
     /// This database with every request bound to the account `check`
     /// found: a request made after the credentials changed throws
     /// ``CloudError/Code/accountChanged`` without being sent, so that
@@ -99,6 +105,9 @@ extension CloudDatabase {
     public func checkAccount() async throws -> AccountCheck {
         AccountCheck(user: try await currentUser(), generation: 0)
     }
+
+    /// `nil`: the account is asked for on every pass.
+    public var accountGeneration: UInt64? { nil }
 
     /// The database itself: its requests are not bound to a check.
     public func bound(to check: AccountCheck) -> any CloudDatabase { self }

@@ -57,11 +57,19 @@ struct EarlierVersion: Sendable {
 /// `server/<name>` (the last server version of a record), `earlier/<name>`
 /// (earlier server versions, newest first, for merges), `save/<name>` and
 /// `delete/<name>` (pending changes), `sent/<name>` and `sentDelete/<name>`
-/// (a change sent and not answered: in doubt).
+/// (changes sent and not answered, other than the pending one: in doubt).
+///
+/// A pending save is kept under `write/<name>`, stamped with its write
+/// identifier when it is queued, and a pending deletion under
+/// `delete/<name>`: after a crash either may have been sent, so both count
+/// as in doubt, and sending them writes nothing more. `save/<name>` is a
+/// pending save of format 2, queued without an identifier: it is stamped,
+/// and written again, before it is sent.
 enum JournalKeys {
     static let meta = "meta"
     static let serverPrefix = "server/"
     static let earlierPrefix = "earlier/"
+    static let writePrefix = "write/"
     static let savePrefix = "save/"
     static let deletePrefix = "delete/"
     static let sentPrefix = "sent/"
@@ -69,6 +77,7 @@ enum JournalKeys {
 
     static func server(_ name: String) -> String { serverPrefix + name }
     static func earlier(_ name: String) -> String { earlierPrefix + name }
+    static func write(_ name: String) -> String { writePrefix + name }
     static func save(_ name: String) -> String { savePrefix + name }
     static func delete(_ name: String) -> String { deletePrefix + name }
     static func sent(_ name: String) -> String { sentPrefix + name }
@@ -79,8 +88,10 @@ enum JournalKeys {
 /// existed reads as not fetched, until the next complete fetch.
 struct EngineMeta: Sendable, Equatable {
     /// Format 2 added the in-doubt and earlier-version documents; a format 1
-    /// journal simply has none.
-    static let format = 2
+    /// journal simply has none. Format 3 keeps pending saves stamped under
+    /// `write/`, which an engine of format 2 would not see: it refuses the
+    /// journal instead of dropping them.
+    static let format = 3
 
     var user: String?
     var syncToken: SyncToken?
@@ -88,6 +99,8 @@ struct EngineMeta: Sendable, Equatable {
     /// Whether a fetch of the account's zone went to its end: until then
     /// the replica may lack records the server has.
     var fetched = false
+    /// The format the document was read in (``format`` once written).
+    var format = Self.format
 
     func json() -> [UInt8] {
         var writer = JSONWriter(capacity: 96)
@@ -116,14 +129,18 @@ struct EngineMeta: Sendable, Equatable {
         guard case .object(let members) = try JSONParser.parse(json) else {
             throw JournalError(.corrupted, file: nil, "the engine's metadata is not an object")
         }
+        format = 1
         for member in members {
             switch (member.key, member.value) {
             case ("user", .string(let user)): self.user = user
             case ("syncToken", .string(let token)): syncToken = SyncToken(rawValue: token)
             case ("zoneReady", .bool(let ready)): zoneReady = ready
             case ("fetched", .bool(let fetched)): self.fetched = fetched
-            case ("format", .number(let version)) where version != "1" && version != "\(Self.format)":
-                throw JournalError(.unsupportedVersion, "engine metadata format \(version)")
+            case ("format", .number(let version)):
+                guard let known = Int(version), (1...Self.format).contains(known) else {
+                    throw JournalError(.unsupportedVersion, "engine metadata format \(version)")
+                }
+                format = known
             default: break
             }
         }

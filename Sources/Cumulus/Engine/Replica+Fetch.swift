@@ -109,7 +109,8 @@ extension Replica {
             settle(name, &effects)
             if change.baseTag != nil { rebasePending(name, on: nil, &effects) }
             if let record = try? known[name]?.record() {
-                setInDoubt(name, SentWrite(kind: .save(record), generation: 0), &effects)
+                setInDoubt(name, SentWrite(kind: .save(record), generation: 0))
+                writeInDoubt(name, &effects)
             }
         }
         for name in Array(server.keys) { removeServer(name, &effects) }

@@ -8,6 +8,7 @@ extension Replica {
         var replica = Replica(settings: settings)
         var serverDocuments: [(key: String, json: [UInt8])] = []
         var saveDocuments: [(key: String, json: [UInt8])] = []
+        var writeDocuments: [(key: String, json: [UInt8])] = []
         var sentDocuments: [(key: String, json: [UInt8])] = []
         var sentDeletes: [String] = []
         var earlierDocuments: [(key: String, json: [UInt8])] = []
@@ -15,6 +16,9 @@ extension Replica {
         for (key, value) in documents {
             if key == JournalKeys.meta {
                 replica.meta = try EngineMeta(json: value)
+                replica.journalFormat = replica.meta.format
+            } else if key.hasPrefix(JournalKeys.writePrefix) {
+                writeDocuments.append((key, value))
             } else if key.hasPrefix(JournalKeys.serverPrefix) {
                 serverDocuments.append((key, value))
             } else if key.hasPrefix(JournalKeys.savePrefix) {
@@ -44,15 +48,25 @@ extension Replica {
         }
         replica.server.reserveCapacity(servers.count)
         for (name, version) in servers { replica.server[name] = version }
-        let saves = try await parallelMap(saveDocuments, minimumCount: 4_096) { document in
-            let record = try journalRecord(document, prefix: JournalKeys.savePrefix)
-            return (record, try RecordDecoder().decode(Model.self, from: record))
+        // `write/` entries hold saves stamped when queued; `save/` ones
+        // (format 2) were not, and are stamped before they are sent.
+        let documents =
+            writeDocuments.map { ($0, JournalKeys.writePrefix) }
+            + saveDocuments.map { ($0, JournalKeys.savePrefix) }
+        let saves = try await parallelMap(documents, minimumCount: 4_096) { item in
+            let (document, prefix) = item
+            let record = try journalRecord(document, prefix: prefix)
+            return (record, try RecordDecoder().decode(Model.self, from: record), prefix == JournalKeys.savePrefix)
         }
-        for (record, model) in saves {
+        for (record, model, unstamped) in saves {
+            let name = record.recordName
+            guard replica.pending[name] == nil else {
+                throw JournalError(.corrupted, "the journal holds two pending saves of '\(name)'")
+            }
             replica.generationCounter += 1
-            replica.pending[record.recordName] = PendingChange(
-                kind: .save(record), generation: replica.generationCounter)
-            replica.pendingModels[record.recordName] = model
+            replica.pending[name] = PendingChange(kind: .save(record), generation: replica.generationCounter)
+            replica.pendingModels[name] = model
+            if unstamped { replica.unstamped.insert(name) }
         }
         for document in earlierDocuments {
             let name = String(document.key.dropFirst(JournalKeys.earlierPrefix.count))
@@ -72,7 +86,9 @@ extension Replica {
 
     /// The changes in doubt. One that is still the pending change takes its
     /// generation, so that its acknowledgement clears it; an older one
-    /// (generation 0) only moves the pending change onto its version.
+    /// (generation 0) only moves the pending change onto its version. A
+    /// pending change stamped when queued, and a pending deletion, may have
+    /// been sent before the crash: they are in doubt too.
     private mutating func loadInDoubt(_ saves: [(key: String, json: [UInt8])], _ deletes: [String]) throws {
         for document in saves {
             let name = String(document.key.dropFirst(JournalKeys.sentPrefix.count))
@@ -90,6 +106,12 @@ extension Replica {
             var generation = 0
             if let change = pending[name], case .delete = change.kind { generation = change.generation }
             inDoubt[name, default: []].append(SentWrite(kind: .delete, generation: generation))
+        }
+        for (name, change) in pending where !unstamped.contains(name) {
+            switch change.kind {
+            case .save(let record): setInDoubt(name, SentWrite(kind: .save(record), generation: change.generation))
+            case .delete: setInDoubt(name, SentWrite(kind: .delete, generation: change.generation))
+            }
         }
     }
 

@@ -25,23 +25,25 @@ extension Replica {
     }
 
     /// The next request: up to `limit` pending changes the server has not
-    /// refused for good, as they stand now; each save gets the write
-    /// identifier `newWriteIdentifier` gives.
-    func nextBatch(limit: Int, newWriteIdentifier: () -> String) -> [SentChange] {
+    /// refused for good, as they stand now. A save is sent with the write
+    /// identifier it was queued with; one queued by a format 2 journal gets
+    /// one now.
+    func nextBatch(limit: Int) -> [SentChange] {
         pending.keys.filter { refused[$0] == nil }.sorted().prefix(limit).map { name in
-            SentChange(
-                name: name, generation: pending[name]!.generation,
-                operation: operation(for: name, newWriteIdentifier: newWriteIdentifier))
+            SentChange(name: name, generation: pending[name]!.generation, operation: operation(for: name))
         }
     }
 
-    private func operation(for name: String, newWriteIdentifier: () -> String) -> RecordOperation {
+    private func operation(for name: String) -> RecordOperation {
         switch pending[name]!.kind {
-        case .save(let record):
-            let stamped = WriteLineage.stamped(
-                record, identifier: newWriteIdentifier(), basedOn: lineage(of: name, tag: record.changeTag))
+        case .save(var record):
+            if unstamped.contains(name) {
+                record = WriteLineage.stamped(
+                    record, identifier: WriteLineage.newIdentifier(settings.random),
+                    basedOn: lineage(of: name, tag: record.changeTag))
+            }
             // `replace` clears on the server the fields that became nil.
-            return RecordOperation(record.changeTag == nil ? .create : .replace, stamped)
+            return RecordOperation(record.changeTag == nil ? .create : .replace, record)
         case .delete(let baseTag):
             var record = Record(recordType: Model.cloudRecordType, recordName: name, zoneID: zoneID)
             guard let baseTag else { return RecordOperation(.forceDelete, record) }
@@ -50,12 +52,19 @@ extension Replica {
         }
     }
 
-    /// The batch is about to be sent: each change is in doubt until answered.
+    /// The batch is about to be sent: each change is in doubt until
+    /// answered. The journal holds each pending change as in doubt already,
+    /// so this writes nothing, but for a save queued without an identifier:
+    /// it is written again, stamped, before it leaves.
     mutating func send(_ batch: [SentChange]) -> Effects {
         var effects = Effects()
         for change in batch {
             let kind: SentWrite.Kind = change.operation.type.isDelete ? .delete : .save(change.operation.record)
-            setInDoubt(change.name, SentWrite(kind: kind, generation: change.generation), &effects)
+            if case .save(let record) = kind, unstamped.contains(change.name) {
+                pending[change.name]?.kind = .save(record)
+                writePending(change.name, &effects)
+            }
+            setInDoubt(change.name, SentWrite(kind: kind, generation: change.generation))
         }
         return effects
     }

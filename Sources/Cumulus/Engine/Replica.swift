@@ -26,7 +26,8 @@ struct ReplicaEffects<Model: CloudCodable>: Sendable {
 /// The actor around it (``SyncEngine``) only makes requests and carries the
 /// effects out; nothing else writes a journal key. Every change of the state
 /// is mirrored by the journal batch returned with it, so the journal
-/// replays to the same state.
+/// replays to the same state, but for a sync token that a page changing
+/// nothing else moved on (``advanceToken(to:)``).
 struct Replica<Model: CloudCodable>: Sendable {
     typealias Effects = ReplicaEffects<Model>
 
@@ -36,6 +37,8 @@ struct Replica<Model: CloudCodable>: Sendable {
         var encoder: RecordEncoder
         var maximumConflictAttempts: Int
         var earlierVersionLimit: Int
+        /// The source of the write identifiers' random numbers, in 0..<1.
+        var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
     }
 
     let settings: Settings
@@ -51,6 +54,11 @@ struct Replica<Model: CloudCodable>: Sendable {
     var pendingModels: [String: Model] = [:]
     /// Changes sent whose answer did not come, oldest first.
     var inDoubt: [String: [SentWrite]] = [:]
+    /// Pending saves read from a format 2 journal, queued without a write
+    /// identifier: stamped and written again before they are sent.
+    var unstamped: Set<String> = []
+    /// The format of the journal's metadata document (0: none yet).
+    var journalFormat = 0
     /// Records the server refused for good, not sent again until changed locally.
     var refused: [String: CloudError] = [:]
     var conflictAttempts: [String: Int] = [:]
@@ -203,20 +211,33 @@ struct Replica<Model: CloudCodable>: Sendable {
         _ effects: inout Effects
     ) {
         generationCounter += 1
-        pending[name] = PendingChange(kind: kind, generation: generationCounter)
+        pending[name] = PendingChange(kind: stamped(name, kind), generation: generationCounter)
         pendingModels[name] = model
         refused[name] = nil
         if resettingConflicts { conflictAttempts[name] = nil }
         writePending(name, &effects)
     }
 
-    /// Changes what a queued change is based on, keeping its generation.
+    /// A save with a new write identifier on top of its base version's, so
+    /// that the write can be recognised on the server from the moment it is
+    /// queued: sending it then needs no journal write of its own.
+    private func stamped(_ name: String, _ kind: PendingChange.Kind) -> PendingChange.Kind {
+        guard case .save(let record) = kind else { return kind }
+        return .save(
+            WriteLineage.stamped(
+                record, identifier: WriteLineage.newIdentifier(settings.random),
+                basedOn: lineage(of: name, tag: record.changeTag)))
+    }
+
+    /// Changes what a queued change is based on, keeping its generation. A
+    /// save becomes another write, with an identifier of its own.
     mutating func rebasePending(_ name: String, on metadata: RecordMetadata?, _ effects: inout Effects) {
         guard let change = pending[name] else { return }
         switch change.kind {
         case .save(var record):
             record.metadata = metadata
-            pending[name]?.kind = .save(record)
+            let kind = stamped(name, .save(record))
+            pending[name]?.kind = kind
             pendingModels[name]?.cloudMetadata = metadata
         case .delete:
             pending[name]?.kind = .delete(baseTag: metadata?.changeTag)
@@ -224,7 +245,11 @@ struct Replica<Model: CloudCodable>: Sendable {
         writePending(name, &effects)
     }
 
-    private func writePending(_ name: String, _ effects: inout Effects) {
+    /// Journals the pending change, with the writes in doubt it does not
+    /// stand for itself: a write that may have been sent stays in doubt in
+    /// the journal once another change replaces it.
+    mutating func writePending(_ name: String, _ effects: inout Effects) {
+        if unstamped.remove(name) != nil { effects.journal.remove(JournalKeys.save(name)) }
         switch pending[name]?.kind {
         case .save(let record)?:
             // Records in the replica were written by the encoder or read
@@ -232,15 +257,18 @@ struct Replica<Model: CloudCodable>: Sendable {
             guard let json = try? WireFormat.encode(record) else {
                 preconditionFailure("Internal inconsistency: a queued record does not encode")
             }
-            effects.journal.set(JournalKeys.save(name), json)
+            effects.journal.set(JournalKeys.write(name), json)
             effects.journal.remove(JournalKeys.delete(name))
+            // An engine of an earlier format would not see `write/`: it must refuse the journal.
+            if journalFormat < EngineMeta.format { writeMeta(&effects) }
         case .delete(let baseTag)?:
             effects.journal.set(JournalKeys.delete(name), DeleteDocument.json(baseTag: baseTag))
-            effects.journal.remove(JournalKeys.save(name))
+            effects.journal.remove(JournalKeys.write(name))
         case nil:
-            effects.journal.remove(JournalKeys.save(name))
+            effects.journal.remove(JournalKeys.write(name))
             effects.journal.remove(JournalKeys.delete(name))
         }
+        if inDoubt[name] != nil { writeInDoubt(name, &effects) }
     }
 
     mutating func clearPending(_ name: String, _ effects: inout Effects) {
@@ -300,17 +328,42 @@ struct Replica<Model: CloudCodable>: Sendable {
     /// the latest ones.
     static var inDoubtLimit: Int { 8 }
 
-    /// Records that a change was sent, before it is: until it is answered it is in doubt.
-    mutating func setInDoubt(_ name: String, _ write: SentWrite, _ effects: inout Effects) {
+    /// Records that a change was sent, before it is: until it is answered
+    /// it is in doubt. A change sent again is the same write.
+    mutating func setInDoubt(_ name: String, _ write: SentWrite) {
         var writes = inDoubt[name] ?? []
+        guard !writes.contains(where: { Self.sameWrite($0, write) }) else { return }
         writes.append(write)
         // The first send is the likeliest to have arrived (a create sent
         // again after it is refused as existing), so it is kept with the latest.
         if writes.count > Self.inDoubtLimit { writes.remove(at: 1) }
         inDoubt[name] = writes
+    }
+
+    /// Whether two sends are one write: the same save identifier, or both deletions.
+    static func sameWrite(_ left: SentWrite, _ right: SentWrite) -> Bool {
+        switch (left.kind, right.kind) {
+        case (.delete, .delete): return true
+        case (.save(let one), .save(let other)):
+            guard let identifier = WriteLineage.identifiers(of: one).first else { return false }
+            return identifier == WriteLineage.identifiers(of: other).first
+        default: return false
+        }
+    }
+
+    /// Journals the writes in doubt of the record, but for the pending
+    /// change, whose own entry counts as in doubt already.
+    mutating func writeInDoubt(_ name: String, _ effects: inout Effects) {
+        var current: SentWrite?
+        if let change = pending[name], !unstamped.contains(name) {
+            switch change.kind {
+            case .save(let record): current = SentWrite(kind: .save(record), generation: change.generation)
+            case .delete: current = SentWrite(kind: .delete, generation: change.generation)
+            }
+        }
         var saves: [[UInt8]] = []
         var deletes = false
-        for write in writes {
+        for write in inDoubt[name] ?? [] where current.map({ !Self.sameWrite($0, write) }) ?? true {
             switch write.kind {
             case .save(let record):
                 guard let json = try? WireFormat.encode(record) else {
@@ -403,7 +456,19 @@ struct Replica<Model: CloudCodable>: Sendable {
     mutating func updateMeta(_ change: (inout EngineMeta) -> Void) -> Effects {
         change(&meta)
         var effects = Effects()
-        effects.journal.set(JournalKeys.meta, meta.json())
+        writeMeta(&effects)
         return effects
+    }
+
+    /// Moves the sync token on in memory only: the journal's older token
+    /// fetches again versions the replica holds already, which change nothing.
+    mutating func advanceToken(to token: SyncToken) {
+        meta.syncToken = token
+    }
+
+    private mutating func writeMeta(_ effects: inout Effects) {
+        meta.format = EngineMeta.format
+        journalFormat = EngineMeta.format
+        effects.journal.set(JournalKeys.meta, meta.json())
     }
 }

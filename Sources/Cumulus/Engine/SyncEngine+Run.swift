@@ -161,11 +161,11 @@ extension SyncEngine {
         for waiter in waiters { waiter.resume(with: outcome) }
     }
 
-    /// Asks for a run soon, without waiting: after uploads, notifications
-    /// and polls of an automatic engine.
-    func requestAutomaticSync() {
+    /// Asks for a run soon, without waiting: after uploads (a run that
+    /// only sends), notifications and polls of an automatic engine.
+    func requestAutomaticSync(fetching: Bool = true) {
         guard configuration.automaticSync, !isClosed else { return }
-        if session.requestRun() { _ = startRun() }
+        if session.requestRun(fetching: fetching) { _ = startRun(fetching: fetching) }
     }
 
     /// A page of the zone's changes (`nil`: the server answered no zone),
@@ -185,11 +185,11 @@ extension SyncEngine {
     /// finishes. The run holds the engine only while it acts, never while
     /// it waits, so an engine that is let go stops at its next step instead
     /// of syncing on.
-    private func startRun(maximumAttempts: Int? = nil) -> Task<Void, any Error> {
+    private func startRun(maximumAttempts: Int? = nil, fetching: Bool = true) -> Task<Void, any Error> {
         runCounter += 1
         let id = runCounter
         let clock = configuration.clock
-        let first = session.start(maximumAttempts: maximumAttempts)
+        let first = session.start(maximumAttempts: maximumAttempts, fetching: fetching)
         let run = Task { [weak self] in
             var step = RunStep.act(first)
             do {
@@ -300,13 +300,8 @@ extension SyncEngine {
                 try await settleJournal()
                 if let error { throw error }
                 return .finished
-            case .checkAccount:
-                event = .accountChecked(
-                    try await attempt {
-                        let check = try await self.database.checkAccount()
-                        self.boundDatabase = self.database.bound(to: check)
-                        return check.user
-                    })
+            case .checkAccount(let reusable):
+                event = .accountChecked(try await attempt { try await self.checkAccount(reusing: reusable) })
             case .createZone(let zoneID, let subscription):
                 event = .zoneCreated(try await attempt { try await self.createZone(zoneID, subscription) })
             case .send(let operations):
@@ -423,6 +418,21 @@ extension SyncEngine {
         }
     }
 
+    /// The check `reusable` while the database's credentials are still
+    /// those it was made with, else `users/current`; the pass's requests are
+    /// bound to the check, so credentials that change after this are
+    /// refused without sending.
+    private func checkAccount(reusing reusable: AccountCheck?) async throws -> AccountCheck {
+        let check: AccountCheck
+        if let reusable, let generation = database.accountGeneration, generation == reusable.generation {
+            check = reusable
+        } else {
+            check = try await database.checkAccount()
+        }
+        boundDatabase = database.bound(to: check)
+        return check
+    }
+
     /// Creates the zone, then its subscription: notifications are a
     /// convenience, and polling covers a failure to subscribe.
     private func createZone(_ zoneID: ZoneID, _ subscription: Subscription) async throws {
@@ -446,7 +456,7 @@ extension SyncEngine {
         guard runCounter == id else { return }
         currentRun = nil
         let again = session.stopped()
-        if again && configuration.automaticSync && !isClosed { _ = startRun() }
+        if again && configuration.automaticSync && !isClosed { _ = startRun(fetching: false) }
     }
 
     func startAutomaticSync() {
@@ -481,6 +491,9 @@ extension SyncEngine {
     private func handle(_ notification: CloudNotification) {
         switch notification {
         case .zoneChanged(let zone, _) where zone.zoneName != zoneID.zoneName: return
+        case .accountChanged:
+            session.accountMayHaveChanged()
+            requestAutomaticSync()
         default: requestAutomaticSync()
         }
     }

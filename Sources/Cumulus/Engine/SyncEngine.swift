@@ -85,7 +85,7 @@ public actor SyncEngine<Model: CloudCodable> {
         let settings = Replica<Model>.Settings(
             zoneID: zoneID, encoder: RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID),
             maximumConflictAttempts: configuration.maximumConflictAttempts,
-            earlierVersionLimit: configuration.earlierVersionLimit)
+            earlierVersionLimit: configuration.earlierVersionLimit, random: configuration.random)
         journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
         let sessionSettings = SyncSession<Model>.Settings(
             batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,
@@ -229,7 +229,7 @@ public actor SyncEngine<Model: CloudCodable> {
         guard !uploads.isEmpty else { return }
         try await carryOut(replica.upload(uploads))
         eventBroadcaster.yield(.pendingChanges(replica.pending.count))
-        requestAutomaticSync()
+        requestAutomaticSync(fetching: false)
     }
 
     /// Queues models for deletion; see ``delete(identifiers:)``.
@@ -249,7 +249,7 @@ public actor SyncEngine<Model: CloudCodable> {
         guard !identifiers.isEmpty else { return }
         try await carryOut(replica.delete(identifiers))
         eventBroadcaster.yield(.pendingChanges(replica.pending.count))
-        requestAutomaticSync()
+        requestAutomaticSync(fetching: false)
     }
 
     // MARK: Carrying out

@@ -27,8 +27,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// What happened since the last actions.
     enum Event: Sendable {
-        /// `currentUser`'s answer.
-        case accountChecked(Result<UserIdentity, CloudError>)
+        /// The account check's answer (or the check reused).
+        case accountChecked(Result<AccountCheck, CloudError>)
         /// The zone's creation (its subscription's failure does not count).
         case zoneCreated(Result<Void, CloudError>)
         /// The answer to the last batch.
@@ -45,8 +45,9 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// What the engine is to do, in order.
     enum Action: Sendable {
         /// Ask the server who is signed in, and bind the requests that
-        /// follow to that account.
-        case checkAccount
+        /// follow to that account. A check to reuse is taken instead while
+        /// the database's credentials are still those it was made with.
+        case checkAccount(reusing: AccountCheck?)
         /// Create the zone and, as a convenience, its subscription.
         case createZone(ZoneID, Subscription)
         /// Send one `records/modify` request.
@@ -130,6 +131,13 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// The run under way.
     struct Run: Sendable {
         var backoff: Backoff
+        /// Whether the passes fetch: not for a run that only sends what
+        /// the app changed, since the server's notification of that write
+        /// sets off the fetch that would bring anything else.
+        var fetches: Bool
+        /// A fetching run was asked for before this pass's fetch: the run
+        /// stands for it, and a run that fails before fetching passes again.
+        var coversRequest = false
         var phase: Phase = .sendingFirst
         var awaiting: Awaiting?
         /// Whether the pass sent a batch or applied a page, which starts the
@@ -158,6 +166,12 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// way to end before they start their own: how many more failed
     /// attempts of it each waits through.
     private(set) var waiters: [Int: Int] = [:]
+    /// A run asked for meanwhile (this one's next pass, or the next run) must fetch.
+    private(set) var fetchRequested = false
+    /// The last account check that succeeded, for later passes to reuse
+    /// while the credentials stay the same; forgotten when a request
+    /// suggests the account may have changed or cannot be reached.
+    private(set) var lastCheck: AccountCheck?
 
     init(replica: Replica<Model>, settings: Settings) {
         self.replica = replica
@@ -171,20 +185,30 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// A run was asked for (an upload, a notification, a poll): whether to
     /// start one now. During a run, the run passes once more at its end.
-    mutating func requestRun() -> Bool {
-        guard run == nil else {
-            rerunRequested = true
+    /// An upload asks for a run that only sends (`fetching: false`).
+    mutating func requestRun(fetching: Bool = true) -> Bool {
+        guard var current = run else { return true }
+        if fetching, current.phase == .sendingFirst {
+            // Heard before this pass asks for the zone's changes: the
+            // change it stands for was made before, so that fetch brings it.
+            current.fetches = true
+            current.coversRequest = true
+            run = current
             return false
         }
-        return true
+        rerunRequested = true
+        if fetching { fetchRequested = true }
+        return false
     }
 
-    /// Starts a run: passes until caught up, or until `maximumAttempts`
-    /// (the retry policy's when `nil`) attempts in a row failed.
-    mutating func start(maximumAttempts: Int? = nil) -> [Action] {
+    /// Starts a run: passes until caught up, or, not `fetching`, until
+    /// what is pending is sent; or until `maximumAttempts` (the retry
+    /// policy's when `nil`) attempts in a row failed.
+    mutating func start(maximumAttempts: Int? = nil, fetching: Bool = true) -> [Action] {
         var policy = settings.retryPolicy
         if let maximumAttempts { policy.maximumAttempts = max(1, maximumAttempts) }
-        run = Run(backoff: Backoff(policy: policy), batchSize: settings.batchSize)
+        run = Run(backoff: Backoff(policy: policy), fetches: fetching || fetchRequested, batchSize: settings.batchSize)
+        fetchRequested = false
         return [.publish(.syncStarted)] + beginPass()
     }
 
@@ -207,13 +231,27 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         waiters[caller] = nil
     }
 
+    /// The server said the account changed (a notification): the next
+    /// pass asks who is signed in.
+    mutating func accountMayHaveChanged() {
+        lastCheck = nil
+    }
+
     /// The run ended outside the session's decisions (cancelled, or the
     /// journal failed). Returns whether another run was asked for meanwhile.
     mutating func stopped() -> Bool {
+        passAgainIfUncovered()
         run = nil
         waiters.removeAll()
         defer { rerunRequested = false }
         return rerunRequested
+    }
+
+    /// A run that ends before the fetch it stood for asks for another.
+    private mutating func passAgainIfUncovered() {
+        guard run?.coversRequest == true else { return }
+        rerunRequested = true
+        fetchRequested = true
     }
 
     /// Takes the next event of the run under way.
@@ -252,6 +290,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// One pass: check the account, make sure the zone exists, send, fetch,
     /// send what the fetch's conflicts left; again while runs were asked for.
     private mutating func beginPass() -> [Action] {
+        if rerunRequested && fetchRequested { run?.fetches = true }
+        if rerunRequested { fetchRequested = false }
         rerunRequested = false
         run?.madeProgress = false
         run?.phase = .sendingFirst
@@ -264,6 +304,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     }
 
     private mutating func finish(_ error: CloudError?) -> [Action] {
+        if error != nil { passAgainIfUncovered() }
         run = nil
         waiters.removeAll()
         return [.finish(error)]
@@ -271,9 +312,14 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// A failure of the pass: a transient one is tried again after a wait
     /// until the attempts run out; any other ends the run.
-    private mutating func failed(_ error: CloudError) -> [Action] {
+    private mutating func failed(_ error: CloudError, reportingStatus: Bool = true) -> [Action] {
+        // The account may have changed or cannot be reached: the next pass asks the server.
+        let status = AccountStatus(after: error)
+        if error.code == .accountChanged || error.isTransient || status.isAccountProblem { lastCheck = nil }
         // The account changed under the pass: nothing was sent; check it again at once.
         if error.code == .accountChanged, run != nil { return beginPass() }
+        // A request of a pass that reused its check tells what the check would have.
+        if reportingStatus, status.isAccountProblem { return [.status(status)] + finish(error) }
         guard error.isTransient, var current = run else { return finish(error) }
         if current.madeProgress { current.backoff.reset() }
         guard current.backoff.canRetry else { return finish(error) }
@@ -298,23 +344,27 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     // MARK: Account
 
+    /// A pass reuses the last check while the credentials are unchanged
+    /// (an idle poll is then one request); a zone is created again only
+    /// after the server was asked.
     private mutating func awaitAccount(_ check: AccountCheckReason) -> [Action] {
         run?.awaiting = .account(check)
-        return [.checkAccount]
+        return [.checkAccount(reusing: check == .startOfPass ? lastCheck : nil)]
     }
 
     /// Finds out who is signed in. A different user than the replica's
     /// clears the previous user's data after reporting it, and the run
     /// starts again as the new user.
-    private mutating func accountChecked(_ result: Result<UserIdentity, CloudError>, for check: AccountCheckReason)
+    private mutating func accountChecked(_ result: Result<AccountCheck, CloudError>, for check: AccountCheckReason)
         -> [Action]
     {
         let user: UserIdentity
         switch result {
         case .failure(let error):
-            return [.status(AccountStatus(after: error))] + failed(error)
-        case .success(let identity):
-            user = identity
+            return [.status(AccountStatus(after: error))] + failed(error, reportingStatus: false)
+        case .success(let found):
+            user = found.user
+            lastCheck = found
         }
         var actions: [Action] = [.status(.available)]
         if let owner = replica.meta.user {
@@ -369,24 +419,14 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         return nextBatch()
     }
 
-    /// The next batch, made from what is pending now, recorded as in doubt
-    /// before it leaves: a crash or a lost answer never makes the engine
-    /// treat a change that may have arrived as unsent.
+    /// The next batch, made from what is pending now, in doubt in the
+    /// journal before it leaves: a crash or a lost answer never makes the
+    /// engine treat a change that may have arrived as unsent.
     private mutating func nextBatch() -> [Action] {
-        let random = settings.random
-        let batch = replica.nextBatch(limit: run?.batchSize ?? settings.batchSize) {
-            Self.writeIdentifier(random)
-        }
+        let batch = replica.nextBatch(limit: run?.batchSize ?? settings.batchSize)
         guard !batch.isEmpty else { return sendingDone() }
         run?.awaiting = .answer(batch)
         return [.persist(replica.send(batch)), .send(batch.map(\.operation))]
-    }
-
-    /// A write identifier of 64 random bits, from two draws of the source.
-    static func writeIdentifier(_ random: () -> Double) -> String {
-        let high = UInt64(min(max(random(), 0), 0x1.fffffffffffffp-1) * 4_294_967_296)
-        let low = UInt64(min(max(random(), 0), 0x1.fffffffffffffp-1) * 4_294_967_296)
-        return String(high << 32 | low, radix: 16)
     }
 
     private mutating func answered(_ batch: [Replica<Model>.SentChange], _ result: Result<[RecordResult], CloudError>)
@@ -437,7 +477,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     private mutating func sendingDone() -> [Action] {
         switch run?.phase {
-        case .sendingFirst: return startFetch()
+        case .sendingFirst: return run?.fetches == true ? startFetch() : endPass()
         default: return endPass()
         }
     }
@@ -488,8 +528,13 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         var seen = run?.seen
         var effects = replica.applyFetched(page.records, prepared, seen: &seen)
         if let seen, !page.moreComing { effects.append(replica.removeUnseen(seen)) }
-        // An unchanged token (an idle poll) costs no journal write.
-        if (seen == nil || !page.moreComing) && replica.meta.syncToken != page.syncToken {
+        // An unchanged token (an idle poll) costs no journal write, nor does
+        // a token that is all a page changed (this device's own write coming
+        // back): it is written with the next change of the metadata, and a
+        // restart before that only fetches again what the replica holds.
+        if seen == nil && effects.journal.isEmpty {
+            replica.advanceToken(to: page.syncToken)
+        } else if (seen == nil || !page.moreComing) && replica.meta.syncToken != page.syncToken {
             effects.append(replica.updateMeta { $0.syncToken = page.syncToken })
         }
         let stalled = page.records.isEmpty && page.syncToken == run?.token
@@ -502,11 +547,23 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     }
 
     private mutating func fetchDone() -> [Action] {
+        run?.coversRequest = false
         run?.phase = .sendingAfterFetch
         guard !replica.meta.fetched else { return sendStep() }
         // The account's first complete fetch: from now on the replica shows the zone.
         return [
             .persist(replica.updateMeta { $0.fetched = true }), .publish(.firstFetchCompleted), .firstFetchCompleted,
         ] + sendStep()
+    }
+}
+
+extension AccountStatus {
+    /// Whether the server refused the account itself: signed out, refused
+    /// credentials, or not allowed.
+    var isAccountProblem: Bool {
+        switch self {
+        case .noAccount, .credentialsRefused, .restricted: true
+        default: false
+        }
     }
 }

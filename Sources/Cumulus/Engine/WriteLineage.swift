@@ -4,7 +4,7 @@ import CloudCodable
 /// the record itself so that an engine recognises its own write on the
 /// server even after other devices have changed the record since.
 ///
-/// Every save the engine sends gets a fresh identifier, put in front of the
+/// Every save the engine queues gets a fresh identifier, put in front of the
 /// identifiers of the version it was based on, in the `STRING_LIST` field
 /// ``field``. A version whose list starts with the identifier of a write in
 /// doubt is that write; one whose list holds it further on grew from it.
@@ -22,6 +22,13 @@ enum WriteLineage {
     static func identifiers(of record: Record) -> [String] {
         if case .stringList(let identifiers)? = record[field] { return identifiers }
         return []
+    }
+
+    /// A write identifier of 64 random bits, from two draws of `random`.
+    static func newIdentifier(_ random: () -> Double) -> String {
+        let high = UInt64(min(max(random(), 0), 0x1.fffffffffffffp-1) * 4_294_967_296)
+        let low = UInt64(min(max(random(), 0), 0x1.fffffffffffffp-1) * 4_294_967_296)
+        return String(high << 32 | low, radix: 16)
     }
 
     /// `record` stamped with a new write identifier on top of `base`'s.

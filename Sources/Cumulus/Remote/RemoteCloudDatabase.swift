@@ -96,6 +96,11 @@ public final class RemoteCloudDatabase: CloudDatabase {
         return AccountCheck(user: user, generation: account.generation)
     }
 
+    /// The generation of the credentials of the moment: it changes with
+    /// the account (another web auth token or signing key), not with a new
+    /// API token.
+    public var accountGeneration: UInt64? { channels.account.generation }
+
     /// A view of this database whose requests are sent only while the
     /// credentials are those `check` was made with; it shares this
     /// database's connections and notification streams.

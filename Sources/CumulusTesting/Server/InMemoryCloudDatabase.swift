@@ -283,6 +283,10 @@ public final class InMemoryCloudDatabase: CloudDatabase {
         return AccountCheck(user: user, generation: generation)
     }
 
+    /// The generation of the device's account now (each sign-in, sign-out
+    /// or switch is a new one).
+    public var accountGeneration: UInt64? { server.controls.accountAndGeneration(of: handleID).generation }
+
     /// A view of this handle whose requests are sent only while the
     /// device's account is the one `check` found.
     public func bound(to check: AccountCheck) -> any CloudDatabase {
