@@ -75,9 +75,9 @@ struct CoderReuseTests {
 }
 
 /// A model that keeps its keyed containers (the encoder's and the
-/// decoder's) after it is done with them: the coders reuse their containers
-/// from one record to the next, and a kept one must neither write into nor
-/// read from a later record.
+/// decoder's) after it is done with them: threads reuse their coders from
+/// one record to the next, and a kept container must neither write into
+/// nor read from a later record.
 struct KeepsItsContainers: CloudCodable {
     final class Kept: @unchecked Sendable {
         // Safety: the tests touch it from one thread.
@@ -115,9 +115,9 @@ struct KeepsItsContainers: CloudCodable {
     }
 }
 
-@Suite("Container reuse", .serialized)
-struct ContainerReuseTests {
-    @Test("containers are reused while nothing keeps them")
+@Suite("Kept containers", .serialized)
+struct KeptContainerTests {
+    @Test("records coded one after another on a thread stay apart")
     func reusedRecordsStayApart() throws {
         KeepsItsContainers.kept = .init()
         for i in 0..<50 {
@@ -242,8 +242,8 @@ struct TwoKeyTypes: CloudCodable, Equatable {
     }
 }
 
-extension ContainerReuseTests {
-    @Test("containers of several key types for one record, reused record after record")
+extension KeptContainerTests {
+    @Test("containers of several key types for one record, record after record")
     func severalKeyTypes() throws {
         for i in 0..<20 {
             let model = TwoKeyTypes(

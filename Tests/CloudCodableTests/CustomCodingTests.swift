@@ -419,3 +419,78 @@ struct UnkeyedAgainstTreeTests {
         }
     }
 }
+
+/// A nested value that keeps its keyed container: a later nested value of
+/// the same record, or of a later record, is written by the same stream
+/// encoder, and what the kept container writes must land in neither.
+@Suite("Kept keyed containers of nested values", .serialized)
+struct KeptNestedContainerTests {
+    struct KeepsKeyed: Encodable, Sendable {
+        final class Kept: @unchecked Sendable {
+            // Safety: the tests touch it from one thread.
+            var container: KeyedEncodingContainer<Key>?
+        }
+        enum Key: String, CodingKey { case x, y }
+        nonisolated(unsafe) static var kept = Kept()
+        var x: Int
+        var writeThroughKept: Bool
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(x, forKey: .x)
+            if writeThroughKept {
+                try Self.kept.container?.encode(99, forKey: .y)
+            } else {
+                Self.kept.container = container
+            }
+        }
+    }
+
+    struct TwoFields: CloudCodable {
+        var cloudIdentifier: String { "two" }
+        var cloudMetadata: RecordMetadata?
+        var first: KeepsKeyed
+        var second: KeepsKeyed
+        init(from decoder: any Decoder) throws {
+            throw DecodingError.valueNotFound(Self.self, .init(codingPath: [], debugDescription: "encode only"))
+        }
+        init(first: KeepsKeyed, second: KeepsKeyed) {
+            self.first = first
+            self.second = second
+        }
+    }
+
+    /// The JSON object in the BYTES field `name` of `record`.
+    private static func object(_ name: String, in record: Record) throws -> [String: Int] {
+        guard case .bytes(let json)? = record[name] else {
+            Issue.record("\(name) should be BYTES")
+            return [:]
+        }
+        return try JSONDecoder().decode([String: Int].self, from: json)
+    }
+
+    @Test("a keyed container kept from an earlier value never writes into a later one")
+    func keptInOneRecord() throws {
+        KeepsKeyed.kept = .init()
+        defer { KeepsKeyed.kept = .init() }
+        let record = try RecordEncoder().encode(
+            TwoFields(
+                first: KeepsKeyed(x: 1, writeThroughKept: false), second: KeepsKeyed(x: 2, writeThroughKept: true)))
+        #expect(try Self.object("first", in: record) == ["x": 1])
+        #expect(try Self.object("second", in: record) == ["x": 2])
+    }
+
+    @Test("a keyed container kept from an earlier record never writes into a later one")
+    func keptAcrossRecords() throws {
+        KeepsKeyed.kept = .init()
+        defer { KeepsKeyed.kept = .init() }
+        let model = KeepsKeyed(x: 1, writeThroughKept: false)
+        _ = try RecordEncoder().encode(TwoFields(first: model, second: model))
+        // Written between records: goes nowhere.
+        try KeepsKeyed.kept.container?.encode(98, forKey: .y)
+        let record = try RecordEncoder().encode(
+            TwoFields(first: KeepsKeyed(x: 3, writeThroughKept: true), second: KeepsKeyed(x: 4, writeThroughKept: true))
+        )
+        #expect(try Self.object("first", in: record) == ["x": 3])
+        #expect(try Self.object("second", in: record) == ["x": 4])
+    }
+}

@@ -56,11 +56,9 @@ final class RecordFieldsDecoder: Decoder {
     @exclusivity(unchecked) private var hint = 0
     /// Whether a record is being decoded. Containers find nothing while it
     /// is `false`: a container kept past the end of its `init(from:)`
-    /// retires the decoder (see ``ContainerReuse``), so it never reads
-    /// another record.
+    /// holds the decoder, which is then never reused (see
+    /// ``ThreadLocalCache/give(_:)``), and finds it done.
     @exclusivity(unchecked) private(set) var isActive = false
-    /// The keyed containers made so far, handed out again for later records.
-    @exclusivity(unchecked) private var containers = ContainerReuse()
     let codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -96,21 +94,13 @@ final class RecordFieldsDecoder: Decoder {
             decoder.isActive = false
             decoder.fields = RecordFields()
             decoder.metadata = nil
-            // Reused only when nothing else holds the decoder or its containers.
-            if decoder.containers.endUse(by: decoder) && isKnownUniquelyReferenced(&decoder) {
-                cache.give(&decoder)
-            } else {
-                decoder.containers.retire(decoder)
-            }
+            cache.give(&decoder)
         }
         return try body(decoder)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        containers.container(
-            for: Key.self,
-            make: { KeyedDecodingContainer(RecordKeyedDecodingContainer<Key>(decoder: self, keepAlive: $0)) },
-            coder: self)
+        KeyedDecodingContainer(RecordKeyedDecodingContainer<Key>(decoder: self))
     }
 
     /// The value of the field named `name`, unless the record is done.
@@ -133,16 +123,8 @@ final class RecordFieldsDecoder: Decoder {
 }
 
 struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    /// Not retained: the decoder keeps this container for later records
-    /// (see ``ContainerReuse``), and `keepAlive` holds it when needed.
-    unowned(unsafe) let decoder: RecordFieldsDecoder
-    let keepAlive: AnyObject
+    let decoder: RecordFieldsDecoder
     var codingPath: [any CodingKey] { [] }
-
-    init(decoder: RecordFieldsDecoder, keepAlive: AnyObject) {
-        self.decoder = decoder
-        self.keepAlive = keepAlive
-    }
 
     var allKeys: [Key] {
         guard decoder.isActive else { return [] }

@@ -32,11 +32,9 @@ final class RecordFieldsEncoder: Encoder {
     @exclusivity(unchecked) private var deferredError: (any Error)?
     /// Whether a record is being encoded. Containers ignore writes while
     /// it is `false`: a container kept past the end of its `encode(to:)`
-    /// retires the encoder (see ``ContainerReuse``), so it never writes
-    /// into another record.
+    /// holds the encoder, which is then never reused (see
+    /// ``ThreadLocalCache/give(_:)``), and finds it done.
     @exclusivity(unchecked) private(set) var isActive = false
-    /// The keyed containers made so far, handed out again for later records.
-    @exclusivity(unchecked) private var containers = ContainerReuse()
     /// A summary of the names set so far (see `RecordFields.set(_:forKey:seen:)`).
     @exclusivity(unchecked) private var seen = FieldNameSummary()
 
@@ -57,12 +55,7 @@ final class RecordFieldsEncoder: Encoder {
         encoder.begin()
         defer {
             encoder.end()
-            // Reused only when nothing else holds the encoder or its containers.
-            if encoder.containers.endUse(by: encoder) && isKnownUniquelyReferenced(&encoder) {
-                cache.give(&encoder)
-            } else {
-                encoder.containers.retire(encoder)
-            }
+            cache.give(&encoder)
         }
         try value.encode(to: encoder)
         return try encoder.finish(value)
@@ -93,10 +86,7 @@ final class RecordFieldsEncoder: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        containers.container(
-            for: Key.self,
-            make: { KeyedEncodingContainer(RecordKeyedEncodingContainer<Key>(encoder: self, keepAlive: $0)) },
-            coder: self)
+        KeyedEncodingContainer(RecordKeyedEncodingContainer<Key>(encoder: self))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -131,8 +121,6 @@ final class RecordFieldsEncoder: Encoder {
     func setNested<T: Encodable>(_ value: T, key: some CodingKey) throws {
         let name = key.stringValue
         let stream = stream
-        // A stream encoder whose container a model kept is not used for another value.
-        defer { if stream.isRetired { streamStorage = nil } }
         switch try stream.encodeRoot(value, path: CodingPath(key)) {
         case .json:
             if isWritingText {
@@ -328,16 +316,8 @@ final class RecordFieldsEncoder: Encoder {
 }
 
 struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    /// Not retained: the encoder keeps this container for later records
-    /// (see ``ContainerReuse``), and `keepAlive` holds it when needed.
-    unowned(unsafe) let encoder: RecordFieldsEncoder
-    let keepAlive: AnyObject
+    let encoder: RecordFieldsEncoder
     var codingPath: [any CodingKey] { [] }
-
-    init(encoder: RecordFieldsEncoder, keepAlive: AnyObject) {
-        self.encoder = encoder
-        self.keepAlive = keepAlive
-    }
 
     /// Sets (or, for `nil`, removes) the field, unless the record is done.
     @inline(__always)

@@ -18,6 +18,11 @@ import Foundation
 /// ``ObjectNode/sortedPositions()`` sorts them: an object whose keys arrive
 /// out of order (a dictionary's, or a struct's declared out of order) has
 /// its members reordered in the buffer when it closes.
+///
+/// It stays, beside the tree encoder that could write every nested value
+/// alone, because building the tree for a model's nested structs takes the
+/// codec's encode ratio to `JSONEncoder` below the floor CI holds it to
+/// (Benchmarks/README.md, "Codec review").
 final class StreamEncoder: Encoder {
     enum Result {
         /// The root was a single value (a raw-value enum, a wrapper), or
@@ -81,14 +86,8 @@ final class StreamEncoder: Encoder {
     /// past its value is told apart from the current one.
     @exclusivity(unchecked) private(set) var valueCount = 0
     @exclusivity(unchecked) private(set) var path = CodingPath()
-    /// The serial and path of the current value's root object, for the
-    /// root container that is handed out again from value to value.
-    @exclusivity(unchecked) private(set) var rootSerial = -1
+    /// The path of the current value's root, for its unkeyed container.
     @exclusivity(unchecked) private(set) var rootPath = CodingPath()
-    /// Root containers made so far, one per key type (see ``ContainerReuse``).
-    @exclusivity(unchecked) private var containers = ContainerReuse()
-    /// Whether a container outlived its value: the encoder must not be used again.
-    var isRetired: Bool { containers.isRetired }
 
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -114,12 +113,10 @@ final class StreamEncoder: Encoder {
         rootScalar = nil
         rootList = .none
         valueCount &+= 1
-        rootSerial = -1
         self.path = path
         rootPath = path
         // The paths stay until the next value replaces them: resetting them
         // costs as much as setting them.
-        defer { _ = containers.endUse(by: self) }
         try value.encode(to: self)
         if failed { return .fallback }
         switch rootList {
@@ -146,16 +143,7 @@ final class StreamEncoder: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         if case .tree(let tree, _) = rootList { return tree.container(keyedBy: type) }
-        let isRoot = stack.isEmpty && writer.isEmpty
         let serial = open(isObject: true)
-        if isRoot && serial > 0 {
-            // The root object: its container is the same from value to value.
-            rootSerial = serial
-            return containers.container(
-                for: Key.self,
-                make: { KeyedEncodingContainer(StreamKeyedEncodingContainer<Key>(rootOf: self, keepAlive: $0)) },
-                coder: self)
-        }
         return KeyedEncodingContainer(StreamKeyedEncodingContainer<Key>(encoder: self, serial: serial, path: path))
     }
 
@@ -427,33 +415,18 @@ final class StreamEncoder: Encoder {
 }
 
 struct StreamKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    /// Not retained: a root container is kept by its encoder (see
-    /// ``ContainerReuse``); `keepAlive` holds the encoder or its lifeline.
-    unowned(unsafe) let encoder: StreamEncoder
-    let keepAlive: AnyObject
-    /// The container's object, or `0` for the root object of whichever
-    /// value the encoder is writing.
-    private let ownSerial: Int
-    private let ownPath: CodingPath?
+    let encoder: StreamEncoder
+    /// The container's object: once it is closed (its value done, say),
+    /// writing through the container makes the current value fall back.
+    let serial: Int
+    let path: CodingPath
 
-    /// A container for a nested object.
     init(encoder: StreamEncoder, serial: Int, path: CodingPath) {
         self.encoder = encoder
-        keepAlive = encoder
-        ownSerial = serial
-        ownPath = path
+        self.serial = serial
+        self.path = path
     }
 
-    /// The container for the root object of every value.
-    init(rootOf encoder: StreamEncoder, keepAlive: AnyObject) {
-        self.encoder = encoder
-        self.keepAlive = keepAlive
-        ownSerial = 0
-        ownPath = nil
-    }
-
-    private var serial: Int { ownSerial == 0 ? encoder.rootSerial : ownSerial }
-    private var path: CodingPath { ownPath ?? encoder.rootPath }
     var codingPath: [any CodingKey] { path.keys }
 
     @inline(__always)

@@ -21,6 +21,11 @@
 /// the thread ends. Where the platform has no POSIX threads the cache is
 /// always empty.
 ///
+/// It stays because making the coders afresh for every record (the objects,
+/// their buffers, the nested value's stream encoder) takes the codec's
+/// instruction ratios to Foundation's coders below the floors CI holds them
+/// to (Benchmarks/README.md, "Codec review").
+///
 /// (`@unchecked Sendable`: the only stored state is the key, written once
 /// in `init`; each thread's slot is private to that thread.)
 final class ThreadLocalCache<Object: AnyObject>: @unchecked Sendable {
@@ -52,8 +57,9 @@ final class ThreadLocalCache<Object: AnyObject>: @unchecked Sendable {
 
         /// Keeps `object` for the calling thread's next ``take()``, unless the
         /// thread already has one, or something else still holds it (a
-        /// model that kept its `Decoder` or `Encoder`): an object that is not
-        /// uniquely referenced is never handed out again.
+        /// model that kept its `Decoder` or `Encoder`, or one of their
+        /// containers): an object that is not uniquely referenced is never
+        /// handed out again.
         @inline(__always)
         func give(_ object: inout Object) {
             guard isKnownUniquelyReferenced(&object) else { return }
