@@ -13,7 +13,7 @@ struct ReplicaTests {
         Replica(
             settings: .init(
                 zoneID: zone, encoder: RecordEncoder(zoneID: zone), maximumConflictAttempts: 5,
-                earlierVersionLimit: earlierVersionLimit))
+                earlierVersionLimit: earlierVersionLimit, random: { Double.random(in: 0..<1) }))
     }
 
     /// The record the server would hold for `note` at change tag `tag`.

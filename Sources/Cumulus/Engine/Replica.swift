@@ -38,7 +38,7 @@ struct Replica<Model: CloudCodable>: Sendable {
         var maximumConflictAttempts: Int
         var earlierVersionLimit: Int
         /// The source of the write identifiers' random numbers, in 0..<1.
-        var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
+        var random: @Sendable () -> Double
     }
 
     let settings: Settings
