@@ -45,6 +45,11 @@ struct UnreachableDatabase: CloudDatabase {
     func listSubscriptions() async throws -> [Subscription] { throw fail() }
     func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] { throw fail() }
     func currentUser() async throws -> UserIdentity { throw fail() }
+    func resolveShares(_ shares: [ShareLookup]) async throws -> [ShareResult] { throw fail() }
+    func acceptShares(_ shares: [ShareLookup]) async throws -> [ShareResult] { throw fail() }
+    func lookupUsers(emailAddresses: [String]) async throws -> [UserIdentity] { throw fail() }
+    func lookupUsers(userRecordNames: [String]) async throws -> [UserIdentity] { throw fail() }
+    func discoverUsers(_ lookupInfos: [UserLookupInfo]) async throws -> [UserIdentity] { throw fail() }
     func notifications() -> AsyncStream<CloudNotification> { AsyncStream { $0.finish() } }
 }
 

@@ -45,6 +45,11 @@ struct AccountStatusTests {
         func listSubscriptions() async throws -> [Subscription] { throw error }
         func lookupSubscriptions(_: [String]) async throws -> [SubscriptionResult] { throw error }
         func currentUser() async throws -> UserIdentity { throw error }
+        func resolveShares(_ shares: [ShareLookup]) async throws -> [ShareResult] { throw error }
+        func acceptShares(_ shares: [ShareLookup]) async throws -> [ShareResult] { throw error }
+        func lookupUsers(emailAddresses: [String]) async throws -> [UserIdentity] { throw error }
+        func lookupUsers(userRecordNames: [String]) async throws -> [UserIdentity] { throw error }
+        func discoverUsers(_ lookupInfos: [UserLookupInfo]) async throws -> [UserIdentity] { throw error }
         func notifications() -> AsyncStream<CloudNotification> { AsyncStream { $0.finish() } }
     }
 

@@ -74,6 +74,17 @@ struct InterposedDatabase: CloudDatabase {
     }
 
     func currentUser() async throws -> UserIdentity { try await base.currentUser() }
+    func resolveShares(_ shares: [ShareLookup]) async throws -> [ShareResult] { try await base.resolveShares(shares) }
+    func acceptShares(_ shares: [ShareLookup]) async throws -> [ShareResult] { try await base.acceptShares(shares) }
+    func lookupUsers(emailAddresses: [String]) async throws -> [UserIdentity] {
+        try await base.lookupUsers(emailAddresses: emailAddresses)
+    }
+    func lookupUsers(userRecordNames: [String]) async throws -> [UserIdentity] {
+        try await base.lookupUsers(userRecordNames: userRecordNames)
+    }
+    func discoverUsers(_ lookupInfos: [UserLookupInfo]) async throws -> [UserIdentity] {
+        try await base.discoverUsers(lookupInfos)
+    }
 
     func checkAccount() async throws -> AccountCheck { try await base.checkAccount() }
 

@@ -89,6 +89,11 @@ struct RemoteRequestTests {
         case .lookupSubscriptions: _ = try await database.lookupSubscriptions(["s"])
         case .currentUser: _ = try await database.currentUser()
         case .createToken: _ = database.notifications()
+        case .resolveShares: _ = try await database.resolveShares([ShareLookup(shortGUID: "g1")])
+        case .acceptShares: _ = try await database.acceptShares([ShareLookup(shortGUID: "g1")])
+        case .lookupUsersByEmail: _ = try await database.lookupUsers(emailAddresses: ["bob@example.com"])
+        case .lookupUsersByID: _ = try await database.lookupUsers(userRecordNames: ["_bob"])
+        case .discoverUsers: _ = try await database.discoverUsers([.email("bob@example.com")])
         case .fetchRecordChanges, .fetchChangedZones:
             Issue.record("\(operation.rawValue) is served for other clients; RemoteCloudDatabase does not send it")
         }
@@ -123,6 +128,10 @@ struct RemoteRequestTests {
             return .databaseChanges(
                 DatabaseChanges(
                     changedZones: [], deletedZones: [], syncToken: SyncToken(rawValue: "d"), moreComing: false))
+        case .resolveShares, .acceptShares:
+            return .shares([.failure(shortGUID: "g1", CloudError(.notFound, reason: "no such share"))])
+        case .lookupUsersByEmail, .lookupUsersByID, .discoverUsers:
+            return .users([UserIdentity(userRecordName: "_bob")])
         }
     }
 
@@ -140,7 +149,8 @@ struct RemoteRequestTests {
         #expect(request.method == operation.httpMethod)
         #expect(
             request.url.path
-                == "/prefix/database/1/iCloud.com.example.notes/production/private/\(operation.rawValue)")
+                == "/prefix/database/1/iCloud.com.example.notes/production/"
+                + "\((operation.fixedScope ?? .private).rawValue)/\(operation.rawValue)")
         #expect(
             RemoteFixture.query(of: request.url) == [
                 "ckAPIToken": RemoteFixture.apiToken, "ckWebAuthToken": RemoteFixture.webAuthToken,

@@ -20,6 +20,9 @@ public struct Record: Sendable, Hashable {
     public var fields: RecordFields
     /// The server's metadata, or `nil` for a record that was never saved.
     public var metadata: RecordMetadata?
+    /// The record's links to its parent and share and a share's details:
+    /// `nil` for most records, so that they cost one word.
+    private var relations: Relations?
 
     /// Creates a record.
     public init(
@@ -51,4 +54,66 @@ public struct Record: Sendable, Hashable {
 
     /// The record's change tag, if the server has stored it.
     public var changeTag: String? { metadata?.changeTag }
+
+    /// The name of the record's parent, in the same zone (the wire's
+    /// `parent: {recordName}`): a share of the parent covers this record.
+    public var parent: String? {
+        get { relations?.parent }
+        set { updateRelations { $0.parent = newValue } }
+    }
+
+    /// The name of the share record whose root this record is, in the same
+    /// zone (the wire's `share: {recordName, zoneID}`); set by the server.
+    public var share: String? {
+        get { relations?.share }
+        set { updateRelations { $0.share = newValue } }
+    }
+
+    /// For a share record (type ``ShareDetails/recordType``), its handle,
+    /// participants and permissions; `nil` for other records.
+    public var shareDetails: ShareDetails? {
+        get { relations?.shareDetails }
+        set { updateRelations { $0.shareDetails = newValue } }
+    }
+
+    private mutating func updateRelations(_ change: (Relations) -> Void) {
+        if relations == nil {
+            relations = Relations()
+        } else if !isKnownUniquelyReferenced(&relations!) {
+            relations = relations!.copy()
+        }
+        change(relations!)
+        if relations!.isEmpty { relations = nil }
+    }
+
+    /// The values of ``parent``, ``share`` and ``shareDetails``; changed only
+    /// when this is their one reference.
+    ///
+    /// (`@unchecked Sendable`: a box that more than one record holds is never written.)
+    private final class Relations: Hashable, @unchecked Sendable {
+        var parent: String?
+        var share: String?
+        var shareDetails: ShareDetails?
+
+        init(parent: String? = nil, share: String? = nil, shareDetails: ShareDetails? = nil) {
+            self.parent = parent
+            self.share = share
+            self.shareDetails = shareDetails
+        }
+
+        var isEmpty: Bool { parent == nil && share == nil && shareDetails == nil }
+
+        func copy() -> Relations { Relations(parent: parent, share: share, shareDetails: shareDetails) }
+
+        static func == (lhs: Relations, rhs: Relations) -> Bool {
+            lhs === rhs
+                || (lhs.parent == rhs.parent && lhs.share == rhs.share && lhs.shareDetails == rhs.shareDetails)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(parent)
+            hasher.combine(share)
+            hasher.combine(shareDetails)
+        }
+    }
 }

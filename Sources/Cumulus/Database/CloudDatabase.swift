@@ -55,6 +55,29 @@ public protocol CloudDatabase: Sendable {
     /// `subscriptions/lookup`: these subscriptions (`NOT_FOUND` for missing ones).
     func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult]
 
+    /// `records/resolve` (on the public database's path, whatever this
+    /// database is): what each share is, as an invitation shows it before
+    /// the user accepts. A share the caller may not see answers
+    /// `ACCESS_DENIED`; an unknown handle `NOT_FOUND`.
+    func resolveShares(_ shares: [ShareLookup]) async throws -> [ShareResult]
+
+    /// `records/accept` (on the public database's path): makes the caller
+    /// an accepted participant of each share, whose zone then appears in
+    /// the caller's shared database.
+    func acceptShares(_ shares: [ShareLookup]) async throws -> [ShareResult]
+
+    /// `users/lookup/email` (on the public database's path): the
+    /// discoverable users with these email addresses.
+    func lookupUsers(emailAddresses: [String]) async throws -> [UserIdentity]
+
+    /// `users/lookup/id` (on the public database's path): the discoverable
+    /// users with these record names.
+    func lookupUsers(userRecordNames: [String]) async throws -> [UserIdentity]
+
+    /// `users/discover` (on the public database's path): the discoverable
+    /// users any of these lookup infos name.
+    func discoverUsers(_ lookupInfos: [UserLookupInfo]) async throws -> [UserIdentity]
+
     /// `users/current`: the signed-in user. Throws `AUTHENTICATION_REQUIRED`
     /// when nobody is signed in.
     func currentUser() async throws -> UserIdentity

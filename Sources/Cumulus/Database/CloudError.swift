@@ -51,6 +51,8 @@ public struct CloudError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The sync token is too old for the server to answer from; fetch again from the start.
         /// (A Cumulus addition to the CloudKit Web Services codes.)
         public static let changeTokenExpired = Code(rawValue: "CHANGE_TOKEN_EXPIRED")
+        /// The record is already inside another share's hierarchy (HTTP 409).
+        public static let alreadyShared = Code(rawValue: "ALREADY_SHARED")
         /// The request never reached the server or its answer never came back.
         /// (Client-side only; never on the wire.)
         public static let networkFailure = Code(rawValue: "NETWORK_FAILURE")
@@ -97,7 +99,7 @@ public struct CloudError: Error, Sendable, Hashable, CustomStringConvertible {
         case .atomicError, .badRequest: 400
         case .authenticationFailed: 401
         case .authenticationRequired: 421
-        case .conflict, .exists: 409
+        case .conflict, .exists, .alreadyShared: 409
         case .notFound, .zoneNotFound: 404
         case .quotaExceeded: 413
         case .throttled: 429

@@ -34,6 +34,26 @@ public enum CloudOperation: String, Sendable, Hashable, CaseIterable {
     case fetchRecordChanges = "records/changes"
     /// `zones/changes`: the older form of `changes/database`.
     case fetchChangedZones = "zones/changes"
+    /// `records/resolve`: what a share is, before accepting it.
+    case resolveShares = "records/resolve"
+    /// `records/accept`: accepts shares.
+    case acceptShares = "records/accept"
+    /// `users/lookup/email`: discoverable users by email address.
+    case lookupUsersByEmail = "users/lookup/email"
+    /// `users/lookup/id`: discoverable users by user record name.
+    case lookupUsersByID = "users/lookup/id"
+    /// `users/discover`: discoverable users by any lookup info.
+    case discoverUsers = "users/discover"
+
+    /// The database whose path the operation always goes to, whichever
+    /// database the client reaches otherwise: the public one for sharing's
+    /// and user lookup's requests; `nil` for the others.
+    public var fixedScope: DatabaseScope? {
+        switch self {
+        case .resolveShares, .acceptShares, .lookupUsersByEmail, .lookupUsersByID, .discoverUsers: .public
+        default: nil
+        }
+    }
 
     /// The HTTP method: `GET` for the operations without a body, else `POST`.
     public var httpMethod: String {
@@ -84,6 +104,16 @@ public enum CloudRequest: Sendable, Hashable {
     /// `zones/changes`: the zones changed since the token, as
     /// `changes/database` answers.
     case fetchChangedZones(syncToken: SyncToken?)
+    /// `records/resolve`.
+    case resolveShares([ShareLookup])
+    /// `records/accept`.
+    case acceptShares([ShareLookup])
+    /// `users/lookup/email`.
+    case lookupUsersByEmail([String])
+    /// `users/lookup/id`.
+    case lookupUsersByID([String])
+    /// `users/discover`.
+    case discoverUsers([UserLookupInfo])
 
     /// The operation, which names the request's path.
     public var operation: CloudOperation {
@@ -103,6 +133,11 @@ public enum CloudRequest: Sendable, Hashable {
         case .createToken: .createToken
         case .fetchRecordChanges: .fetchRecordChanges
         case .fetchChangedZones: .fetchChangedZones
+        case .resolveShares: .resolveShares
+        case .acceptShares: .acceptShares
+        case .lookupUsersByEmail: .lookupUsersByEmail
+        case .lookupUsersByID: .lookupUsersByID
+        case .discoverUsers: .discoverUsers
         }
     }
 }

@@ -28,6 +28,11 @@ public enum CloudResponse: Sendable, Hashable {
     case token(NotificationToken)
     /// `records/changes`: one zone's changes.
     case recordChanges(ZoneChanges)
+    /// `records/resolve` and `records/accept`: one result per share, in request order.
+    case shares([ShareResult])
+    /// `users/lookup/email`, `users/lookup/id` and `users/discover`: the
+    /// discoverable users found.
+    case users([UserIdentity])
 }
 
 /// The answer to `tokens/create`: where to long-poll for notifications.

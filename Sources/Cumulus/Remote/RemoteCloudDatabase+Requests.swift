@@ -28,7 +28,7 @@ struct RemoteSession: Sendable {
     ) throws -> CloudHTTPRequest {
         let subpath =
             "/database/1/\(Self.percentEncoded(configuration.container))/\(configuration.environment.rawValue)"
-            + "/\(configuration.scope.rawValue)/\(operation.rawValue)"
+            + "/\((operation.fixedScope ?? configuration.scope).rawValue)/\(operation.rawValue)"
         return try authorizedRequest(
             method: operation.httpMethod, address: baseAddress + subpath, query: [], subpath: subpath, body: body,
             credentials: credentials, timeout: configuration.requestTimeout)

@@ -201,6 +201,40 @@ public final class RemoteCloudDatabase: CloudDatabase {
         return user
     }
 
+    /// `records/resolve`, sent to the public database's path.
+    public func resolveShares(_ shares: [ShareLookup]) async throws -> [ShareResult] {
+        let request = CloudRequest.resolveShares(shares)
+        guard case .shares(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: shares.count, request)
+    }
+
+    /// `records/accept`, sent to the public database's path.
+    public func acceptShares(_ shares: [ShareLookup]) async throws -> [ShareResult] {
+        let request = CloudRequest.acceptShares(shares)
+        guard case .shares(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: shares.count, request)
+    }
+
+    /// `users/lookup/email`, sent to the public database's path.
+    public func lookupUsers(emailAddresses: [String]) async throws -> [UserIdentity] {
+        try await users(.lookupUsersByEmail(emailAddresses))
+    }
+
+    /// `users/lookup/id`, sent to the public database's path.
+    public func lookupUsers(userRecordNames: [String]) async throws -> [UserIdentity] {
+        try await users(.lookupUsersByID(userRecordNames))
+    }
+
+    /// `users/discover`, sent to the public database's path.
+    public func discoverUsers(_ lookupInfos: [UserLookupInfo]) async throws -> [UserIdentity] {
+        try await users(.discoverUsers(lookupInfos))
+    }
+
+    private func users(_ request: CloudRequest) async throws -> [UserIdentity] {
+        guard case .users(let users) = try await perform(request) else { throw unexpected(request) }
+        return users
+    }
+
     /// The error for an answer of another operation's shape.
     private func unexpected(_ request: CloudRequest) -> CloudError {
         CloudError(.internalError, reason: "the server's answer to \(request.operation.rawValue) has the wrong shape")

@@ -68,7 +68,14 @@ public enum NameRules {
             }
         case .lookupSubscriptions(let identifiers):
             for identifier in identifiers { try check(identifier, "a subscription identifier") }
-        case .fetchDatabaseChanges, .fetchChangedZones, .listZones, .listSubscriptions, .currentUser, .createToken:
+        case .lookupUsersByID(let names):
+            for name in names { try check(name, "a user record name") }
+        case .discoverUsers(let infos):
+            for info in infos {
+                if let name = info.userRecordName { try check(name, "a user record name") }
+            }
+        case .fetchDatabaseChanges, .fetchChangedZones, .listZones, .listSubscriptions, .currentUser, .createToken,
+            .resolveShares, .acceptShares, .lookupUsersByEmail:
             break
         }
     }

@@ -112,7 +112,7 @@ extension RecordService {
             guard let zoneName, let database = try await transaction.database(key),
                 let zone = try await transaction.zones(inDatabase: database.id, named: [zoneName]).first
             else { return nil }
-            return try await transaction.liveRecords(ofType: query.recordType, inZone: zone.id)
+            return try await transaction.liveRecords(ofType: query.recordType, inZone: zone.id).compactMap(\.record)
         }
         guard let candidates else { throw ServerLimits.zoneNotFound(zoneID, recordName: nil) }
         let matches =

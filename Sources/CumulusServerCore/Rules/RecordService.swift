@@ -134,6 +134,9 @@ public final class RecordService: Sendable {
             return ServiceAnswer(.subscriptions(try await listSubscriptions(context: context)))
         case .lookupSubscriptions(let identifiers):
             return ServiceAnswer(.subscriptionResults(try await lookupSubscriptions(identifiers, context: context)))
+        case .resolveShares, .acceptShares, .lookupUsersByEmail, .lookupUsersByID, .discoverUsers:
+            // WIP(sharing-core)
+            throw CloudError(.badRequest, reason: "not yet")
         case .currentUser, .createToken:
             preconditionFailure("Internal inconsistency: answered above")
         }

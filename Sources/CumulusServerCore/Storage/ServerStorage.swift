@@ -110,11 +110,20 @@ public struct StoredRecord: Sendable, Hashable {
     /// The names of the records of the zone this one refers to with
     /// `DELETE_SELF` (empty for a tombstone), so deletes cascade by index.
     public var deleteSelfTargets: [String]
+    /// The record's parent (``Record/parent``), so that a share's
+    /// hierarchy is walked by index; `nil` for a tombstone.
+    public var parent: String?
+    /// The shortGUID of the hierarchy share that covers the record, kept on
+    /// its tombstone so that the share's participants hear of the deletion.
+    public var shareKey: String?
+    /// The shortGUID of the hierarchy share this change took the record out
+    /// of: that share's participants see the change as a deletion.
+    public var formerShareKey: String?
 
     /// Creates a row.
     public init(
         name: String, recordType: String, serial: Int64, creator: String?, record: Record?,
-        deleteSelfTargets: [String]
+        deleteSelfTargets: [String], parent: String? = nil, shareKey: String? = nil, formerShareKey: String? = nil
     ) {
         self.name = name
         self.recordType = recordType
@@ -122,6 +131,9 @@ public struct StoredRecord: Sendable, Hashable {
         self.creator = creator
         self.record = record
         self.deleteSelfTargets = deleteSelfTargets
+        self.parent = parent
+        self.shareKey = shareKey
+        self.formerShareKey = formerShareKey
     }
 }
 
@@ -133,6 +145,10 @@ public struct StoredChange: Sendable, Hashable {
     public var serial: Int64
     /// What the row holds.
     public var contents: Contents
+    /// The row's ``StoredRecord/shareKey``.
+    public var shareKey: String?
+    /// The row's ``StoredRecord/formerShareKey``.
+    public var formerShareKey: String?
 
     /// A row's record, as the store keeps it.
     public enum Contents: Sendable, Hashable {
@@ -146,10 +162,14 @@ public struct StoredChange: Sendable, Hashable {
     }
 
     /// Creates a row.
-    public init(name: String, serial: Int64, contents: Contents) {
+    public init(
+        name: String, serial: Int64, contents: Contents, shareKey: String? = nil, formerShareKey: String? = nil
+    ) {
         self.name = name
         self.serial = serial
         self.contents = contents
+        self.shareKey = shareKey
+        self.formerShareKey = formerShareKey
     }
 }
 
@@ -157,16 +177,84 @@ public struct StoredChange: Sendable, Hashable {
 public struct ZoneLogEntry: Sendable, Hashable {
     /// The zone's name.
     public var zoneName: String
+    /// The zone's owner: empty for the database's own zones; in a shared
+    /// database, the user whose zone was shared. An entry is the latest of
+    /// its owner and zone name together.
+    public var ownerRecordName: String
     /// The database serial of the change.
     public var serial: Int64
-    /// Whether the change deleted the zone.
+    /// Whether the change deleted the zone (or, in a shared database, took
+    /// it out of the database).
     public var deleted: Bool
 
     /// Creates an entry.
-    public init(zoneName: String, serial: Int64, deleted: Bool) {
+    public init(zoneName: String, ownerRecordName: String = "", serial: Int64, deleted: Bool) {
         self.zoneName = zoneName
+        self.ownerRecordName = ownerRecordName
         self.serial = serial
         self.deleted = deleted
+    }
+}
+
+/// A share's row: where the share lives and who takes part. The share
+/// record itself (with the same participants) is a row of its zone; this
+/// row indexes it by shortGUID and by participant, and the record service
+/// writes both in one transaction.
+public struct StoredShare: Sendable, Hashable {
+    /// The share's public handle, unique in the storage.
+    public var shortGUID: String
+    /// The container of the owner's database.
+    public var container: String
+    /// The environment of the owner's database.
+    public var environment: CloudEnvironment
+    /// The owner's user record name.
+    public var owner: String
+    /// The storage's identifier of the owner's zone.
+    public var zone: Int64
+    /// The zone's name.
+    public var zoneName: String
+    /// The share record's name (``ShareDetails/zoneShareName`` for a zone share).
+    public var recordName: String
+    /// The root record of a hierarchy share; `nil` for a zone share.
+    public var rootRecordName: String?
+    /// What anyone holding the shortGUID may do after accepting.
+    public var publicPermission: SharePermission
+    /// Everyone who takes part, the owner first.
+    public var participants: [ShareParticipant]
+
+    /// Creates a row.
+    public init(
+        shortGUID: String, container: String, environment: CloudEnvironment, owner: String, zone: Int64,
+        zoneName: String, recordName: String, rootRecordName: String?, publicPermission: SharePermission,
+        participants: [ShareParticipant]
+    ) {
+        self.shortGUID = shortGUID
+        self.container = container
+        self.environment = environment
+        self.owner = owner
+        self.zone = zone
+        self.zoneName = zoneName
+        self.recordName = recordName
+        self.rootRecordName = rootRecordName
+        self.publicPermission = publicPermission
+        self.participants = participants
+    }
+}
+
+/// A user as lookups see them.
+public struct StoredUser: Sendable, Hashable {
+    /// The user's record name.
+    public var recordName: String
+    /// The address others find the user by (lowercased by the service), if any.
+    public var emailAddress: String?
+    /// Whether lookups may return the user.
+    public var isDiscoverable: Bool
+
+    /// Creates a row.
+    public init(recordName: String, emailAddress: String?, isDiscoverable: Bool) {
+        self.recordName = recordName
+        self.emailAddress = emailAddress
+        self.isDiscoverable = isDiscoverable
     }
 }
 
@@ -246,7 +334,7 @@ public protocol StorageTransaction: Sendable {
     func createZone(named name: String, inDatabase database: Int64, incarnation: Int64) async throws -> StoredZone
     /// Writes a zone's incarnation and serial.
     func updateZone(_ zone: StoredZone) async throws
-    /// Deletes a zone with its records and tombstones.
+    /// Deletes a zone with its records, tombstones and shares.
     func deleteZone(_ zone: StoredZone) async throws
     /// Records the latest change of each zone in the database's history.
     func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws
@@ -269,7 +357,23 @@ public protocol StorageTransaction: Sendable {
     func changes(inZone zone: Int64, after serial: Int64, recordTypes: [String]?, limit: Int) async throws
         -> [StoredChange]
     /// Every live record of a type in a zone.
-    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record]
+    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [StoredRecord]
+    /// The live records of a zone whose parent is one of `names`.
+    func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord]
+
+    // MARK: Shares
+
+    /// The shares of a zone.
+    func shares(inZone zone: Int64) async throws -> [StoredShare]
+    /// The share with this shortGUID, or `nil` (the service checks its container).
+    func share(shortGUID: String) async throws -> StoredShare?
+    /// The shares in which `user` is a participant who accepted.
+    func shares(acceptedBy user: String, container: String, environment: CloudEnvironment) async throws
+        -> [StoredShare]
+    /// Creates or replaces the share of its zone with its record name.
+    func saveShare(_ share: StoredShare) async throws
+    /// Deletes the share of a zone with this record name, if any.
+    func deleteShare(recordName: String, inZone zone: Int64) async throws
 
     // MARK: Subscriptions
 
@@ -290,6 +394,15 @@ public protocol StorageTransaction: Sendable {
     func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool
     /// The record name of the user whose token has this hash.
     func userRecordName(container: String, tokenHash: String) async throws -> String?
+    /// Gives a user an email address others find them by (or none), and
+    /// says whether lookups may return them; `false` for an unknown user.
+    func setUserEmail(
+        _ emailAddress: String?, discoverable: Bool, recordName: String, container: String
+    ) async throws -> Bool
+    /// The users of a container with these (lowercased) email addresses.
+    func users(withEmailAddresses addresses: [String], container: String) async throws -> [StoredUser]
+    /// The users of a container with these record names.
+    func users(withRecordNames names: [String], container: String) async throws -> [StoredUser]
     /// Registers a server-to-server key.
     func createServerKey(id: String, publicKeyPEM: String, container: String) async throws
     /// A server-to-server key's PEM.

@@ -32,6 +32,9 @@ extension CloudRequest {
         switch operation {
         case .listZones, .listSubscriptions, .currentUser, .createToken:
             return try readBodyless(operation, &reader)
+        case .resolveShares, .acceptShares, .lookupUsersByEmail, .lookupUsersByID, .discoverUsers:
+            // WIP(sharing-wire): the bodies of sharing's and user lookup's requests.
+            throw reader.error("\(operation.rawValue) cannot be read yet", at: 0)
         case .modifyRecords: return try readModifyRecords(&reader)
         case .lookupRecords: return try readLookupRecords(&reader)
         case .queryRecords: return try readQuery(&reader)

@@ -30,7 +30,15 @@ extension CloudResponse {
                     if case .failure(let error) = result { return .failure(Self.identifying(error)) }
                     return result
                 })
-        case .query, .databaseChanges, .zones, .subscriptions, .user, .token: self
+        case .shares(let results):
+            .shares(
+                results.map { result in
+                    if case .failure(let shortGUID, let error) = result {
+                        return .failure(shortGUID: shortGUID, Self.identifying(error))
+                    }
+                    return result
+                })
+        case .query, .databaseChanges, .zones, .subscriptions, .user, .users, .token: self
         }
     }
 

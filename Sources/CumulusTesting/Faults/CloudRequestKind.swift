@@ -32,11 +32,17 @@ public enum CloudRequestKind: String, Sendable, Hashable, CaseIterable {
     case lookupSubscriptions
     /// `users/current`: ``CloudDatabase/currentUser()`` (and so ``CloudDatabase/accountStatus()``).
     case currentUser
+    /// `records/resolve`: ``CloudDatabase/resolveShares(_:)``.
+    case resolveShares
+    /// `records/accept`: ``CloudDatabase/acceptShares(_:)``.
+    case acceptShares
+    /// `users/lookup/email`, `users/lookup/id` and `users/discover`: the user lookups.
+    case lookupUsers
 
     /// Whether the request changes data on the server.
     public var isWrite: Bool {
         switch self {
-        case .modifyRecords, .modifyZones, .modifySubscriptions: true
+        case .modifyRecords, .modifyZones, .modifySubscriptions, .acceptShares: true
         default: false
         }
     }

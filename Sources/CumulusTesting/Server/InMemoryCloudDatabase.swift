@@ -111,6 +111,7 @@ public final class InMemoryCloudDatabase: CloudDatabase {
         guard let user = account.account else {
             throw CloudError(.authenticationRequired, reason: "no user is signed in")
         }
+        let scope = request.operation.fixedScope ?? scope
         guard let fault else { return try await server.perform(request, as: user, scope: scope) }
         _ = try? await server.perform(request, as: user, scope: scope)
         throw fault.error
@@ -266,6 +267,42 @@ public final class InMemoryCloudDatabase: CloudDatabase {
             throw Self.unexpected()
         }
         return results
+    }
+
+    /// `records/resolve`: each share as an invitation shows it.
+    public func resolveShares(_ shares: [ShareLookup]) async throws -> [ShareResult] {
+        guard case .shares(let results) = try await perform(.resolveShares, .resolveShares(shares)) else {
+            throw Self.unexpected()
+        }
+        return results
+    }
+
+    /// `records/accept`: makes the signed-in user an accepted participant.
+    public func acceptShares(_ shares: [ShareLookup]) async throws -> [ShareResult] {
+        guard case .shares(let results) = try await perform(.acceptShares, .acceptShares(shares)) else {
+            throw Self.unexpected()
+        }
+        return results
+    }
+
+    /// `users/lookup/email`: the discoverable users with these addresses.
+    public func lookupUsers(emailAddresses: [String]) async throws -> [UserIdentity] {
+        try await users(.lookupUsers, .lookupUsersByEmail(emailAddresses))
+    }
+
+    /// `users/lookup/id`: the discoverable users with these record names.
+    public func lookupUsers(userRecordNames: [String]) async throws -> [UserIdentity] {
+        try await users(.lookupUsers, .lookupUsersByID(userRecordNames))
+    }
+
+    /// `users/discover`: the discoverable users these lookup infos name.
+    public func discoverUsers(_ lookupInfos: [UserLookupInfo]) async throws -> [UserIdentity] {
+        try await users(.lookupUsers, .discoverUsers(lookupInfos))
+    }
+
+    private func users(_ kind: CloudRequestKind, _ request: CloudRequest) async throws -> [UserIdentity] {
+        guard case .users(let users) = try await perform(kind, request) else { throw Self.unexpected() }
+        return users
     }
 
     /// `users/current`: the signed-in user; `AUTHENTICATION_REQUIRED` when

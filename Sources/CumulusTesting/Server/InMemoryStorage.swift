@@ -53,6 +53,11 @@ struct SchemaID: Hashable, Sendable {
     var environment: CloudEnvironment
 }
 
+struct ZoneLogKey: Hashable, Sendable {
+    var owner: ExactName
+    var zoneName: ExactName
+}
+
 struct SubscriptionKey: Hashable, Sendable {
     var user: ExactName
     var identifier: ExactName
@@ -67,17 +72,23 @@ struct ZoneRows: Sendable {
     var namesBySerial: [Int64: ExactName] = [:]
     /// The records that refer to each record with `DELETE_SELF`.
     var referrers: [ExactName: Set<ExactName>] = [:]
+    /// The live records whose parent is each record.
+    var children: [ExactName: Set<ExactName>] = [:]
+    /// The zone's shares, by record name.
+    var shares: [ExactName: StoredShare] = [:]
 
     /// Replaces the row of `name` (or removes it, for `nil`), keeping the indexes.
     mutating func put(_ row: StoredRecord?, named name: ExactName) {
         if let old = records[name] {
             namesBySerial[old.serial] = nil
             for target in old.deleteSelfTargets { referrers[ExactName(target)]?.remove(name) }
+            if let parent = old.parent { children[ExactName(parent)]?.remove(name) }
         }
         records[name] = row
         guard let row else { return }
         namesBySerial[row.serial] = name
         for target in row.deleteSelfTargets { referrers[ExactName(target), default: []].insert(name) }
+        if let parent = row.parent, row.record != nil { children[ExactName(parent), default: []].insert(name) }
     }
 }
 
@@ -89,7 +100,11 @@ struct MemoryState: Sendable {
     /// Each database's zones, by name, as zone ids.
     var zoneIDs: [Int64: [ExactName: Int64]] = [:]
     var zones: [Int64: ZoneRows] = [:]
-    var zoneLogs: [Int64: [ExactName: ZoneLogEntry]] = [:]
+    var zoneLogs: [Int64: [ZoneLogKey: ZoneLogEntry]] = [:]
+    /// Where each share lives: shortGUID → zone id.
+    var shareZones: [ExactName: Int64] = [:]
+    /// Each container's users' email addresses and whether they may be found.
+    var userEmails: [ExactName: [ExactName: (emailAddress: String?, discoverable: Bool)]] = [:]
     var subscriptions: [Int64: [SubscriptionKey: StoredSubscription]] = [:]
     var containers: [ExactName: String] = [:]
     /// Each container's users: name → (record name, token hash).
@@ -212,7 +227,10 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
             guard let rows = state.zones.removeValue(forKey: zone.id) else { return nil }
             let owner = state.zoneIDs.first { $0.value[ExactName(zone.name)] == zone.id }?.key
             if let owner { state.zoneIDs[owner]?[ExactName(zone.name)] = nil }
+            let guids = rows.shares.values.map { ExactName($0.shortGUID) }
+            for guid in guids { state.shareZones[guid] = nil }
             return { state in
+                for guid in guids { state.shareZones[guid] = zone.id }
                 state.zones[zone.id] = rows
                 if let owner { state.zoneIDs[owner, default: [:]][ExactName(zone.name)] = zone.id }
             }
@@ -222,7 +240,10 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
     func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws {
         change { state in
             let old = state.zoneLogs[database]
-            for entry in entries { state.zoneLogs[database, default: [:]][ExactName(entry.zoneName)] = entry }
+            for entry in entries {
+                let key = ZoneLogKey(owner: ExactName(entry.ownerRecordName), zoneName: ExactName(entry.zoneName))
+                state.zoneLogs[database, default: [:]][key] = entry
+            }
             return { $0.zoneLogs[database] = old }
         }
     }
@@ -281,16 +302,84 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
             {
                 page.append(
                     StoredChange(
-                        name: row.name, serial: row.serial, contents: row.record.map { .record($0) } ?? .deleted))
+                        name: row.name, serial: row.serial, contents: row.record.map { .record($0) } ?? .deleted,
+                        shareKey: row.shareKey, formerShareKey: row.formerShareKey))
             }
             next += 1
         }
         return page
     }
 
-    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {
-        try self.zone(zone).records.values.compactMap { row in
-            row.recordType.isExactly(recordType) ? row.record : nil
+    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [StoredRecord] {
+        try self.zone(zone).records.values.filter { row in
+            row.record != nil && row.recordType.isExactly(recordType)
+        }
+    }
+
+    func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
+        let rows = try self.zone(zone)
+        let found = Set(names.map(ExactName.init)).flatMap { rows.children[$0] ?? [] }
+        return Set(found).sorted().compactMap { name in rows.records[name].flatMap { $0.record != nil ? $0 : nil } }
+    }
+
+    // MARK: Shares
+
+    func shares(inZone zone: Int64) async throws -> [StoredShare] {
+        try self.zone(zone).shares.sorted { $0.key < $1.key }.map(\.value)
+    }
+
+    func share(shortGUID: String) async throws -> StoredShare? {
+        read { state in
+            state.shareZones[ExactName(shortGUID)].flatMap { zone in
+                state.zones[zone]?.shares.values.first { $0.shortGUID.isExactly(shortGUID) }
+            }
+        }
+    }
+
+    func shares(acceptedBy user: String, container: String, environment: CloudEnvironment) async throws
+        -> [StoredShare]
+    {
+        read { state in
+            state.shareZones.values.sorted().flatMap { state.zones[$0]?.shares.values.map { $0 } ?? [] }
+                .filter { share in
+                    share.container.isExactly(container) && share.environment == environment
+                        && share.participants.contains {
+                            $0.acceptanceStatus == .accepted && ($0.userRecordName?.isExactly(user) ?? false)
+                        }
+                }
+                .sorted { ExactName($0.shortGUID) < ExactName($1.shortGUID) }
+        }
+        .reduce(into: [StoredShare]()) { unique, share in
+            if !unique.contains(where: { $0.shortGUID.isExactly(share.shortGUID) }) { unique.append(share) }
+        }
+    }
+
+    func saveShare(_ share: StoredShare) async throws {
+        _ = try self.zone(share.zone)
+        change { state in
+            let name = ExactName(share.recordName)
+            let old = state.zones[share.zone]?.shares[name]
+            if let old { state.shareZones[ExactName(old.shortGUID)] = nil }
+            state.zones[share.zone]?.shares[name] = share
+            state.shareZones[ExactName(share.shortGUID)] = share.zone
+            return { state in
+                state.shareZones[ExactName(share.shortGUID)] = nil
+                state.zones[share.zone]?.shares[name] = old
+                if let old { state.shareZones[ExactName(old.shortGUID)] = share.zone }
+            }
+        }
+    }
+
+    func deleteShare(recordName: String, inZone zone: Int64) async throws {
+        _ = try self.zone(zone)
+        change { state in
+            let name = ExactName(recordName)
+            guard let old = state.zones[zone]?.shares.removeValue(forKey: name) else { return nil }
+            state.shareZones[ExactName(old.shortGUID)] = nil
+            return { state in
+                state.zones[zone]?.shares[name] = old
+                state.shareZones[ExactName(old.shortGUID)] = zone
+            }
         }
     }
 
@@ -361,6 +450,42 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
     func userRecordName(container: String, tokenHash: String) async throws -> String? {
         read { state in
             state.users[ExactName(container)]?.values.first { $0.tokenHash.isExactly(tokenHash) }?.recordName
+        }
+    }
+
+    func setUserEmail(_ emailAddress: String?, discoverable: Bool, recordName: String, container: String)
+        async throws -> Bool
+    {
+        // Every name is a user of the in-memory server: devices sign in as any.
+        change { state in
+            let old = state.userEmails[ExactName(container)]?[ExactName(recordName)]
+            state.userEmails[ExactName(container), default: [:]][ExactName(recordName)] = (
+                emailAddress, discoverable
+            )
+            return { $0.userEmails[ExactName(container)]?[ExactName(recordName)] = old }
+        }
+        return true
+    }
+
+    func users(withEmailAddresses addresses: [String], container: String) async throws -> [StoredUser] {
+        let wanted = Set(addresses.map(ExactName.init))
+        return read { state in
+            (state.userEmails[ExactName(container)] ?? [:]).compactMap { name, entry in
+                guard let address = entry.emailAddress, wanted.contains(ExactName(address)) else { return nil }
+                return StoredUser(recordName: name.string, emailAddress: address, isDiscoverable: entry.discoverable)
+            }
+            .sorted { ExactName($0.recordName) < ExactName($1.recordName) }
+        }
+    }
+
+    func users(withRecordNames names: [String], container: String) async throws -> [StoredUser] {
+        read { state in
+            Set(names.map(ExactName.init)).sorted().map { name in
+                let entry = state.userEmails[ExactName(container)]?[name]
+                return StoredUser(
+                    recordName: name.string, emailAddress: entry?.emailAddress,
+                    isDiscoverable: entry?.discoverable ?? false)
+            }
         }
     }
 

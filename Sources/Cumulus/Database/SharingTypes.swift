@@ -1,0 +1,74 @@
+import CloudCodable
+
+/// One share to resolve or accept (an item of `records/resolve` and
+/// `records/accept`).
+public struct ShareLookup: Sendable, Hashable {
+    /// The share's public handle, the last part of its URL.
+    public var shortGUID: String
+    /// Whether the answer carries the share's root record (hierarchy shares).
+    public var fetchRootRecord: Bool
+    /// The root record's fields to answer, or `nil` for all.
+    public var rootRecordDesiredKeys: [String]?
+
+    /// Creates an item.
+    public init(shortGUID: String, fetchRootRecord: Bool = false, rootRecordDesiredKeys: [String]? = nil) {
+        self.shortGUID = shortGUID
+        self.fetchRootRecord = fetchRootRecord
+        self.rootRecordDesiredKeys = rootRecordDesiredKeys
+    }
+}
+
+/// What an invitation shows before the user accepts, and what accepting
+/// answers: the share, where it lives, its owner and the caller's place in it.
+public struct ShareMetadata: Sendable, Hashable {
+    /// The share's public handle.
+    public var shortGUID: String
+    /// The container the share belongs to.
+    public var containerIdentifier: String
+    /// The container's environment.
+    public var environment: CloudEnvironment
+    /// The database the participant reaches the shared records in: ``DatabaseScope/shared``.
+    public var databaseScope: DatabaseScope
+    /// The shared zone, with its owner.
+    public var zoneID: ZoneID
+    /// The share record (type ``ShareDetails/recordType``).
+    public var share: Record
+    /// The share's root record, when asked for (hierarchy shares only).
+    public var rootRecord: Record?
+    /// The share's owner.
+    public var ownerIdentity: UserIdentity
+    /// The caller's role in the share.
+    public var participantRole: ShareParticipantRole
+    /// The caller's status in the share.
+    public var participantStatus: ShareAcceptanceStatus
+    /// What the caller may do with the shared records.
+    public var participantPermission: SharePermission
+
+    /// Creates share metadata.
+    public init(
+        shortGUID: String, containerIdentifier: String, environment: CloudEnvironment,
+        databaseScope: DatabaseScope = .shared, zoneID: ZoneID, share: Record, rootRecord: Record? = nil,
+        ownerIdentity: UserIdentity, participantRole: ShareParticipantRole,
+        participantStatus: ShareAcceptanceStatus, participantPermission: SharePermission
+    ) {
+        self.shortGUID = shortGUID
+        self.containerIdentifier = containerIdentifier
+        self.environment = environment
+        self.databaseScope = databaseScope
+        self.zoneID = zoneID
+        self.share = share
+        self.rootRecord = rootRecord
+        self.ownerIdentity = ownerIdentity
+        self.participantRole = participantRole
+        self.participantStatus = participantStatus
+        self.participantPermission = participantPermission
+    }
+}
+
+/// The outcome of one share in `records/resolve` or `records/accept`.
+public enum ShareResult: Sendable, Hashable {
+    /// The share as the caller may see it.
+    case share(ShareMetadata)
+    /// This share failed.
+    case failure(shortGUID: String, CloudError)
+}
