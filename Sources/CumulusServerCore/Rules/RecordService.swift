@@ -28,6 +28,10 @@ public final class RecordService: Sendable {
     /// client then gets `NOT_FOUND` and opens a new one.
     public let channelIdleLimit: Duration
 
+    /// The server's public address, without a trailing slash: a share's
+    /// URL is `publicURL/share/<shortGUID>`. `nil` leaves shares without a URL.
+    public let publicURL: String?
+
     let now: @Sendable () -> Date
     private let publish: @Sendable (ChangeNotice) -> Void
     let waiters = DatabaseWaiters()
@@ -43,17 +47,21 @@ public final class RecordService: Sendable {
     ///   - recordSizeLimit: The largest record accepted, 1 MB by default.
     ///   - channelIdleLimit: How long a notification channel that no poll
     ///     uses is kept, 10 minutes by default.
+    ///   - publicURL: The base of share URLs (`publicURL/share/<shortGUID>`), if any.
     ///   - now: The date of record timestamps and channel use: the caller's clock.
     ///   - publish: Receives the notice of every committed write that
     ///     changed zones, before the write's answer returns.
     public init(
         storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        channelIdleLimit: Duration = .seconds(600), now: @escaping @Sendable () -> Date,
+        channelIdleLimit: Duration = .seconds(600), publicURL: String? = nil, now: @escaping @Sendable () -> Date,
         publish: @escaping @Sendable (ChangeNotice) -> Void
     ) {
         self.storage = storage
         self.recordSizeLimit = recordSizeLimit
         self.channelIdleLimit = channelIdleLimit
+        var base = publicURL
+        while base?.hasSuffix("/") == true { base?.removeLast() }
+        self.publicURL = base
         self.now = now
         self.publish = publish
     }
