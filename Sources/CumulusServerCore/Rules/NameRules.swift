@@ -92,7 +92,8 @@ public enum NameRules {
         if let parent = record.parent { try check(parent, "the parent of '\(record.recordName)'") }
         if let share = record.share { try check(share, "the share of '\(record.recordName)'") }
         for participant in record.shareDetails?.participants ?? [] {
-            for name in [participant.participantID, participant.userRecordName, participant.lookupInfo?.userRecordName] {
+            for name in [participant.participantID, participant.userRecordName, participant.lookupInfo?.userRecordName]
+            {
                 if let name { try check(name, "a participant of '\(record.recordName)'") }
             }
         }

@@ -440,7 +440,8 @@ struct Applier {
                 guard pending[name] == nil, child.record?.share == nil else { continue }
                 if rows[name] == nil { rows[name] = child }
                 let shareKey = shareKeys[ExactName(parent)] ?? nil
-                let isSame = shareKey.map { key in child.shareKey.map(key.isExactly) ?? false } ?? (child.shareKey == nil)
+                let isSame =
+                    shareKey.map { key in child.shareKey.map(key.isExactly) ?? false } ?? (child.shareKey == nil)
                 guard !isSame else { continue }
                 zone.serial += 1
                 var row = child

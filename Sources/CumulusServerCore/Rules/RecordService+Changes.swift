@@ -123,7 +123,8 @@ extension RecordService {
             let end = moreComing ? (page.last?.serial ?? since) : database.serial
             func zoneID(_ entry: ZoneLogEntry) -> ZoneID {
                 ZoneID(
-                    zoneName: entry.zoneName, ownerRecordName: entry.ownerRecordName.isEmpty ? nil : entry.ownerRecordName)
+                    zoneName: entry.zoneName,
+                    ownerRecordName: entry.ownerRecordName.isEmpty ? nil : entry.ownerRecordName)
             }
             return DatabaseChanges(
                 changedZones: page.filter { !$0.deleted }.map(zoneID),

@@ -29,72 +29,77 @@ extension RecordService {
         async throws -> (ShareMetadata, [(DatabaseKey, String, [StoredSubscription])])
     {
         let key = context.key
-        let body: @Sendable (any StorageTransaction) async throws -> (
-            ShareMetadata, [(DatabaseKey, String, [StoredSubscription])]
-        ) = { transaction in
-            guard let found = try await transaction.share(shortGUID: lookup.shortGUID),
-                found.container.isExactly(key.container), found.environment == key.environment
-            else {
-                throw CloudError(.notFound, reason: "no share has the handle '\(lookup.shortGUID)'")
-            }
-            var share = found
-            let ownerKey = DatabaseKey(
-                container: key.container, environment: key.environment, scope: .private, owner: share.owner)
-            let email = try await transaction.users(withRecordNames: [user], container: key.container).first?
-                .emailAddress
-            let isOwner = share.owner.isExactly(user)
-            var participant: ShareParticipant
-            if isOwner {
-                participant = ShareRules.ownerParticipant(user)
-            } else if let index = ShareRules.participantIndex(of: user, emailAddress: email, in: share.participants) {
-                participant = share.participants[index]
-                if accepting, participant.acceptanceStatus != .accepted {
-                    participant.acceptanceStatus = .accepted
-                    participant.userRecordName = user
-                    share.participants[index] = participant
+        let body:
+            @Sendable (any StorageTransaction) async throws -> (
+                ShareMetadata, [(DatabaseKey, String, [StoredSubscription])]
+            ) = { transaction in
+                guard let found = try await transaction.share(shortGUID: lookup.shortGUID),
+                    found.container.isExactly(key.container), found.environment == key.environment
+                else {
+                    throw CloudError(.notFound, reason: "no share has the handle '\(lookup.shortGUID)'")
                 }
-            } else if share.publicPermission != .none {
-                participant = ShareParticipant(
-                    participantID: ShareRules.makeParticipantID(), userRecordName: user,
-                    lookupInfo: UserLookupInfo(userRecordName: user), role: .publicUser,
-                    acceptanceStatus: accepting ? .accepted : .unknown, permission: share.publicPermission)
-                if accepting {
-                    guard share.participants.count < ShareDetails.participantLimit else {
-                        throw CloudError(
-                            .badRequest,
-                            reason: "the share has \(ShareDetails.participantLimit) participants, its limit")
+                var share = found
+                let ownerKey = DatabaseKey(
+                    container: key.container, environment: key.environment, scope: .private, owner: share.owner)
+                let email = try await transaction.users(withRecordNames: [user], container: key.container).first?
+                    .emailAddress
+                let isOwner = share.owner.isExactly(user)
+                var participant: ShareParticipant
+                if isOwner {
+                    participant = ShareRules.ownerParticipant(user)
+                } else if let index = ShareRules.participantIndex(of: user, emailAddress: email, in: share.participants)
+                {
+                    participant = share.participants[index]
+                    if accepting, participant.acceptanceStatus != .accepted {
+                        participant.acceptanceStatus = .accepted
+                        participant.userRecordName = user
+                        share.participants[index] = participant
                     }
-                    share.participants.append(participant)
+                } else if share.publicPermission != .none {
+                    participant = ShareParticipant(
+                        participantID: ShareRules.makeParticipantID(), userRecordName: user,
+                        lookupInfo: UserLookupInfo(userRecordName: user), role: .publicUser,
+                        acceptanceStatus: accepting ? .accepted : .unknown, permission: share.publicPermission)
+                    if accepting {
+                        guard share.participants.count < ShareDetails.participantLimit else {
+                            throw CloudError(
+                                .badRequest,
+                                reason: "the share has \(ShareDetails.participantLimit) participants, its limit")
+                        }
+                        share.participants.append(participant)
+                    }
+                } else {
+                    throw CloudError(.accessDenied, reason: "the share is not shared with this user")
                 }
-            } else {
-                throw CloudError(.accessDenied, reason: "the share is not shared with this user")
-            }
-            var notices: [(DatabaseKey, String, [StoredSubscription])] = []
-            if share != found {
-                guard var database = try await transaction.database(ownerKey),
-                    let zone = try await transaction.zones(inDatabase: database.id, named: [share.zoneName]).first
-                else { throw CloudError(.notFound, reason: "no share has the handle '\(lookup.shortGUID)'") }
-                let before = try await transaction.shares(inZone: zone.id)
-                try await transaction.saveShare(share)
-                var applier = Applier(zone: zone, rows: [:], transaction: transaction)
-                let participants = share.participants
-                try await applier.rewrite(ExactName(share.recordName)) { record in
-                    record.shareDetails?.participants = participants
+                var notices: [(DatabaseKey, String, [StoredSubscription])] = []
+                if share != found {
+                    guard var database = try await transaction.database(ownerKey),
+                        let zone = try await transaction.zones(inDatabase: database.id, named: [share.zoneName]).first
+                    else { throw CloudError(.notFound, reason: "no share has the handle '\(lookup.shortGUID)'") }
+                    let before = try await transaction.shares(inZone: zone.id)
+                    try await transaction.saveShare(share)
+                    var applier = Applier(zone: zone, rows: [:], transaction: transaction)
+                    let participants = share.participants
+                    try await applier.rewrite(ExactName(share.recordName)) { record in
+                        record.shareDetails?.participants = participants
+                    }
+                    try await applier.commit(in: &database)
+                    let after = before.map { $0.shortGUID.isExactly(share.shortGUID) ? share : $0 }
+                    let shared = try await SharedDatabases.log(
+                        zoneName: share.zoneName, owner: share.owner, container: key.container,
+                        environment: key.environment, before: before, after: after,
+                        touched: { $0.shortGUID.isExactly(share.shortGUID) }, transaction)
+                    notices.append(
+                        (
+                            ownerKey, share.zoneName,
+                            try await transaction.subscriptions(inDatabase: database.id, user: nil)
+                        ))
+                    notices += shared.map { ($0, share.zoneName, []) }
                 }
-                try await applier.commit(in: &database)
-                let after = before.map { $0.shortGUID.isExactly(share.shortGUID) ? share : $0 }
-                let shared = try await SharedDatabases.log(
-                    zoneName: share.zoneName, owner: share.owner, container: key.container,
-                    environment: key.environment, before: before, after: after,
-                    touched: { $0.shortGUID.isExactly(share.shortGUID) }, transaction)
-                notices.append(
-                    (ownerKey, share.zoneName, try await transaction.subscriptions(inDatabase: database.id, user: nil)))
-                notices += shared.map { ($0, share.zoneName, []) }
+                let metadata = try await Self.metadata(
+                    share, lookup: lookup, participant: participant, viewer: user, key: key, transaction)
+                return (metadata, notices)
             }
-            let metadata = try await Self.metadata(
-                share, lookup: lookup, participant: participant, viewer: user, key: key, transaction)
-            return (metadata, notices)
-        }
         return try await accepting ? storage.write(body) : storage.read(body)
     }
 
@@ -159,7 +164,8 @@ extension RecordService {
         var answered = Set<ExactName>()
         var found: [UserIdentity] = []
         for info in infos {
-            if let address = info.emailAddress.flatMap(EmailAddresses.normalized), let user = emails[ExactName(address)],
+            if let address = info.emailAddress.flatMap(EmailAddresses.normalized),
+                let user = emails[ExactName(address)],
                 answered.insert(ExactName(user.recordName)).inserted
             {
                 found.append(

@@ -139,7 +139,8 @@ struct ShareModification: Sendable {
         var root: String?
         if isZoneShare {
             guard !others.contains(where: { $0.rootRecordName != nil }) else {
-                throw CloudError(.alreadyShared, reason: "records of this zone are shared already; end those shares first")
+                throw CloudError(
+                    .alreadyShared, reason: "records of this zone are shared already; end those shares first")
             }
         } else {
             guard !others.contains(where: { $0.rootRecordName == nil }) else {
@@ -343,7 +344,8 @@ struct ShareModification: Sendable {
             zoneName: access.zone.name, owner: owner, container: context.key.container,
             environment: context.key.environment, before: access.shares, after: after,
             touched: { share in
-                share.rootRecordName == nil ? anyRow
+                share.rootRecordName == nil
+                    ? anyRow
                     : keys.contains(ExactName(share.shortGUID)) || changedShares.contains(ExactName(share.recordName))
             }, transaction)
     }
