@@ -120,6 +120,46 @@ extension Replica {
         return effects
     }
 
+    /// Drops local changes the app gives up (a change the server refused,
+    /// for instance): each model goes back to the version the server last
+    /// had, or away when it had none. A change sent and not answered may
+    /// have arrived, so it is kept.
+    mutating func discard(_ names: [String]) -> Effects {
+        var effects = Effects()
+        for name in names where pending[name] != nil && inDoubt[name] == nil {
+            clearPending(name, &effects)
+            if let model = server[name]?.model {
+                effects.updated.append(model)
+            } else {
+                effects.deleted.append(name)
+            }
+        }
+        return effects
+    }
+
+    /// The shared zone is out of reach (the participant was removed, left,
+    /// or the owner stopped sharing): every shared model leaves the replica
+    /// and the journal, and the local changes that can no longer reach the
+    /// server are reported as discarded. Nothing is reported twice: a
+    /// replica with nothing of the zone left says nothing.
+    mutating func loseSharedZone() -> Effects {
+        var effects = Effects()
+        let discarded = pending.keys.sorted()
+        let vanished = Set(server.keys).union(pendingModels.keys).sorted()
+        guard !vanished.isEmpty || !discarded.isEmpty || meta.syncToken != nil else { return effects }
+        for name in Array(pending.keys) {
+            settle(name, &effects)
+            clearPending(name, &effects)
+        }
+        for name in Array(server.keys) { removeServer(name, &effects) }
+        for name in Array(inDoubt.keys) { settle(name, &effects) }
+        refused.removeAll()
+        effects.append(updateMeta { $0 = EngineMeta(user: $0.user) })
+        effects.events.append(.shareLost(discardedChanges: discarded))
+        effects.deleted = vanished
+        return effects
+    }
+
     /// Another user signed in: the previous user's data is cleared from
     /// the replica and the journal, after reporting what is discarded.
     mutating func switchAccount(to user: String) -> Effects {

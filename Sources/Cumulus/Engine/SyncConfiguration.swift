@@ -3,9 +3,13 @@ import CloudCodable
 /// How a ``SyncEngine`` syncs: when, in what batches, how it retries, and
 /// the clock it measures time with.
 public struct SyncConfiguration: Sendable {
-    /// The zone of the private database the engine syncs; `nil` means a zone
-    /// named after the model's record type.
+    /// The zone the engine syncs; `nil` means a zone named after the
+    /// model's record type.
     public var zoneName: String?
+    /// The user whose zone it is, for an engine on the shared database: the
+    /// `ownerRecordName` of the zone a share gave access to
+    /// (``ShareMetadata/zoneID``). `nil` for the signed-in user's own zone.
+    public var zoneOwner: String?
     /// Whether the engine syncs on its own: after uploads, when the server
     /// notifies a change, and every ``pollInterval``. When `false`, it
     /// syncs only when ``SyncEngine/sync()`` is called.
@@ -37,6 +41,13 @@ public struct SyncConfiguration: Sendable {
     /// directory to let go (see ``SyncEngine/init(database:directory:configuration:)``);
     /// tests of the refusal shorten it.
     @_spi(Testing) public var directoryWait: Duration = Journal.releaseWait
+
+    /// A configuration for the zone a share gave access to, with the
+    /// defaults otherwise: give it to an engine on the shared database.
+    public init(sharedZone zoneID: ZoneID) {
+        self.init(zoneName: zoneID.zoneName)
+        zoneOwner = zoneID.ownerRecordName
+    }
 
     /// Creates a configuration.
     public init(

@@ -23,6 +23,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         /// one; off where requests must happen one at a time (a
         /// simulation that replays a seed).
         var readsAhead = true
+        /// Whether the zone is another user's, reached through a share: it
+        /// is never created, and when the server no longer answers it the
+        /// share was lost, not the zone.
+        var isSharedZone = false
     }
 
     /// What happened since the last actions.
@@ -387,7 +391,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// Creates the engine's zone and its subscription the first time.
     private mutating func ensureZone(then resume: Resume) -> [Action] {
-        guard replica.meta.zoneReady else {
+        guard replica.meta.zoneReady || settings.isSharedZone else {
             run?.awaiting = .zone(resume)
             let subscription = Subscription(subscriptionID: "cumulus.\(zoneID.zoneName)", zoneID: zoneID)
             return [.createZone(zoneID, subscription)]
@@ -399,7 +403,11 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// still the replica's, create it again and queue every local record to
     /// be sent again.
     private mutating func recreateZone(then resume: Resume) -> [Action] {
-        awaitAccount(.beforeRecreation(resume))
+        guard !settings.isSharedZone else {
+            // Removed, left, or the share stopped: the shared models leave this device.
+            return [.settleJournal, .persist(replica.loseSharedZone()), .publish(.pendingChanges(0))] + endPass()
+        }
+        return awaitAccount(.beforeRecreation(resume))
     }
 
     private mutating func resumed(_ resume: Resume) -> [Action] {
