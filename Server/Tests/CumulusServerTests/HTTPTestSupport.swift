@@ -173,6 +173,10 @@ struct WrappedService: CloudServing {
         pollStarted()
         return try await base.pollNotifications(token: token, cursor: cursor, timeout: timeout)
     }
+
+    func sharePreview(shortGUID: String) async throws -> SharePreview? {
+        try await base.sharePreview(shortGUID: shortGUID)
+    }
 }
 
 /// An HTTP answer and its JSON.

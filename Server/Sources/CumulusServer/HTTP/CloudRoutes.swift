@@ -4,8 +4,8 @@ import Hummingbird
 import NIOCore
 import ServiceLifecycle
 
-/// The handlers of the protocol's paths: database operations and the
-/// notification long poll.
+/// The handlers of the protocol's paths: database operations, the
+/// notification long poll, and the page at a share's URL.
 struct CloudRoutes: Sendable {
     let service: any CloudServing
     let configuration: ServerConfiguration
@@ -29,8 +29,8 @@ struct CloudRoutes: Sendable {
     }
 
     /// The route parameters that are capabilities (a notification channel's
-    /// token), which the request log leaves out.
-    static let secretParameters: Set<String> = ["token"]
+    /// token, a share's shortGUID), which the request log leaves out.
+    static let secretParameters: Set<String> = ["token", "shortGUID"]
 
     /// `users/caller` is the newer name of `users/current`.
     static func operation(named name: String) -> CloudOperation? {
@@ -48,6 +48,21 @@ struct CloudRoutes: Sendable {
         router.get("/notifications/1/:token") { request, context in
             try await self.poll(request, token: context.parameters.get("token") ?? "")
         }
+        router.get("/share/:shortGUID") { _, context in
+            try await self.sharePage(shortGUID: context.parameters.get("shortGUID") ?? "")
+        }
+    }
+
+    /// The page at a share's URL: anyone holding the URL may see the share's
+    /// title and owner, so no token is asked for.
+    /// The segment is percent-decoded; one that does not decode finds nothing.
+    func sharePage(shortGUID segment: String) async throws -> Response {
+        guard let shortGUID = segment.removingPercentEncoding,
+            let preview = try await service.sharePreview(shortGUID: shortGUID)
+        else {
+            return SharePage.response(status: .notFound, html: SharePage.notFound)
+        }
+        return SharePage.response(status: .ok, html: SharePage.html(preview))
     }
 
     /// One database request: path, authentication, injected faults, body,
