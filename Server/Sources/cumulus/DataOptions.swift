@@ -57,14 +57,15 @@ struct DataOptions: ParsableArguments {
 
     /// Opens the service on PostgreSQL (bounded by `postgresLimits`) when
     /// one is selected, else on the data directory's SQLite file; its
-    /// storage logs to `logger`.
-    func openService(logger: Logger, postgresLimits: PostgresStorage.Limits = PostgresStorage.Limits())
-        async throws -> CloudService
-    {
+    /// storage logs to `logger`, and share URLs start with `publicURL`.
+    func openService(
+        logger: Logger, postgresLimits: PostgresStorage.Limits = PostgresStorage.Limits(), publicURL: String? = nil
+    ) async throws -> CloudService {
         if let url = try postgresURL() {
-            return try await CloudService.open(postgres: url, limits: postgresLimits, logger: logger)
+            return try await CloudService.open(
+                postgres: url, limits: postgresLimits, publicURL: publicURL, logger: logger)
         }
-        return try await CloudService.open(path: storePath(), logger: logger)
+        return try await CloudService.open(path: storePath(), publicURL: publicURL, logger: logger)
     }
 
     /// Opens the service, runs `body` and closes the store.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Cumulus
 import CumulusServer
 import Foundation
 
@@ -25,8 +26,8 @@ struct ContainerCommand: AsyncParsableCommand {
     }
 }
 
-/// `cumulus user add NAME --container NAME`: creates a user and prints the
-/// web auth token on the last line.
+/// `cumulus user add NAME --container NAME [--email ADDRESS [--not-discoverable]]`:
+/// creates a user and prints the web auth token on the last line.
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Manage users.", subcommands: [Add.self])
@@ -41,11 +42,33 @@ struct UserCommand: AsyncParsableCommand {
         @Option(help: "The container the user belongs to.")
         var container: String
 
+        @Option(help: "An email address by which the container's other users find the user and invite them to shares.")
+        var email: String?
+
+        @Flag(help: "Keep the user out of lookups by email address and record name (invitations still reach them).")
+        var notDiscoverable = false
+
         @OptionGroup var data: DataOptions
 
+        func validate() throws {
+            if notDiscoverable && email == nil {
+                throw ValidationError("--not-discoverable needs --email.")
+            }
+        }
+
         func run(output: CommandOutput) async throws {
-            let user = try await data.withService { try await $0.addUser(named: name, container: container) }
-            output.write("Created user \(name) (\(user.userRecordName)) in \(container). Its web auth token:")
+            let user = try await data.withService { service in
+                guard let email else { return try await service.addUser(named: name, container: container) }
+                do {
+                    return try await service.addUser(
+                        named: name, container: container, emailAddress: email, discoverable: !notDiscoverable)
+                } catch let error as CloudError where error.code == .badRequest {
+                    throw ValidationError("--email: \(error.reason).")
+                }
+            }
+            let address = email.map { " with the email address \($0)" } ?? ""
+            output.write(
+                "Created user \(name) (\(user.userRecordName)) in \(container)\(address). Its web auth token:")
             output.write(user.webAuthToken)
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CumulusServer
+import Foundation
 import Logging
 
 /// `cumulus serve`: runs the record server until SIGINT or SIGTERM.
@@ -31,6 +32,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds from a PostgreSQL transaction's start before its request answers 503.")
     var postgresTransactionTimeout: Double = Self.seconds(PostgresStorage.Limits().transactionTimeout)
 
+    @Option(
+        help: ArgumentHelp(
+            "The server's public address, e.g. https://cumulus.example.com: share URLs are PUBLIC-URL/share/<id>.",
+            discussion: "Without it, shares have no URL."))
+    var publicURL: String?
+
     @OptionGroup var data: DataOptions
 
     /// The configuration whose settings the options default to.
@@ -47,6 +54,20 @@ struct ServeCommand: AsyncParsableCommand {
             guard value > 0, value <= 86_400 else {
                 throw ValidationError("--\(name) must be more than 0 and at most 86400 seconds.")
             }
+        }
+        if let publicURL { try Self.validatePublicURL(publicURL) }
+    }
+
+    /// Refuses a public URL that is not an absolute http(s) URL with a host
+    /// and nothing after its path: share URLs are built by appending to it.
+    static func validatePublicURL(_ text: String) throws {
+        guard let components = URLComponents(string: text),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.host, !host.isEmpty, components.query == nil, components.fragment == nil,
+            components.user == nil, components.password == nil
+        else {
+            throw ValidationError(
+                "--public-url must be an http or https URL with a host and no query, e.g. https://cumulus.example.com.")
         }
     }
 
@@ -70,7 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Opens the service the data options select, on PostgreSQL with ``postgresLimits()``.
     func openService(logger: Logger) async throws -> CloudService {
-        try await data.openService(logger: logger, postgresLimits: postgresLimits())
+        try await data.openService(logger: logger, postgresLimits: postgresLimits(), publicURL: publicURL)
     }
 
     func run() async throws {

@@ -111,6 +111,66 @@ struct CumulusCommandTests {
         }
     }
 
+    @Test("user add --email gives the user an address others find them by; a bad address creates no user")
+    func userEmail() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        let container = "iCloud.com.example.email"
+        _ = try await Self.run(["container", "add", container, "--data", data])
+        _ = try await Self.run([
+            "user", "add", "alice", "--container", container, "--email", "Alice@Example.COM", "--data", data,
+        ])
+        _ = try await Self.run([
+            "user", "add", "bob", "--container", container, "--email", "bob@example.com", "--not-discoverable",
+            "--data", data,
+        ])
+        await #expect(throws: ValidationError.self) {
+            _ = try await Self.run([
+                "user", "add", "carol", "--container", container, "--email", "not an address", "--data", data,
+            ])
+        }
+        await #expect(throws: ValidationError.self) {
+            _ = try await Self.run([
+                "user", "add", "dan", "--container", container, "--not-discoverable", "--data", data,
+            ])
+        }
+        // The refused address left no user named carol behind.
+        _ = try await Self.run(["user", "add", "carol", "--container", container, "--data", data])
+
+        let service = try await makeTestService(directory: URL(fileURLWithPath: data))
+        let users = try await service.storage.read { transaction in
+            try await transaction.users(
+                withEmailAddresses: ["alice@example.com", "bob@example.com", "Alice@Example.COM"], container: container)
+        }
+        try await service.close()
+        let byAddress = Dictionary(uniqueKeysWithValues: users.map { ($0.emailAddress ?? "", $0.isDiscoverable) })
+        #expect(byAddress == ["alice@example.com": true, "bob@example.com": false], "\(users)")
+    }
+
+    @Test("serve --public-url takes an http(s) URL and gives it to the service; anything else is refused")
+    func servePublicURL() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try #require(
+            try CumulusCommand.parseAsRoot([
+                "serve", "--public-url", "https://cumulus.example.com/", "--data", directory.path,
+            ]) as? ServeCommand)
+        let service = try await serve.openService(logger: quietLogger)
+        #expect(service.rules.publicURL == "https://cumulus.example.com")
+        try await service.close()
+        #expect(try #require(try CumulusCommand.parseAsRoot(["serve"]) as? ServeCommand).publicURL == nil)
+        for bad in [
+            "cumulus.example.com", "ftp://cumulus.example.com", "https://", "https://x.example/?a=b",
+            "https://user:pw@x.example", "javascript:alert(1)",
+        ] {
+            #expect(throws: (any Error).self, "\(bad)") {
+                _ = try CumulusCommand.parseAsRoot(["serve", "--public-url", bad])
+            }
+        }
+        _ = try CumulusCommand.parseAsRoot(["serve", "--public-url", "http://127.0.0.1:8080/cumulus"])
+    }
+
     @Test("serve parses its options with their defaults")
     func serveOptions() throws {
         let serve = try #require(try CumulusCommand.parseAsRoot(["serve"]) as? ServeCommand)

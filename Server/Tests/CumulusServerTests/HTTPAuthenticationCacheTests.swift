@@ -66,6 +66,10 @@ struct HTTPAuthenticationCacheTests {
         func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch {
             try await base.pollNotifications(token: token, cursor: cursor, timeout: timeout)
         }
+
+        func sharePreview(shortGUID: String) async throws -> SharePreview? {
+            try await base.sharePreview(shortGUID: shortGUID)
+        }
     }
 
     static func counting(_ lookups: Lookups) -> @Sendable (CloudService) -> any CloudServing {

@@ -44,8 +44,8 @@ struct PostgresStorageTests {
                     rows.append(row)
                 }
             }
-            // One row per version: 1 (the tables), 2 (notification channels).
-            #expect(rows.count == 1 && rows.first?.0 == 2 && rows.first?.1 == 2)
+            // One row per version: 1 (the tables), 2 (notification channels), 3 (sharing).
+            #expect(rows.count == 1 && rows.first?.0 == 3 && rows.first?.1 == 3)
             for storage in storages { try await storage.close() }
         }
     }

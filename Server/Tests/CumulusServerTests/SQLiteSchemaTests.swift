@@ -117,7 +117,7 @@ struct SQLiteSchemaTests {
             let check = try await SQLiteConnection.open(storage: .file(path: path))
             defer { Task { try? await check.close() } }
             let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 3)
+            #expect(version == 4)
             let tables = try await check.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
                 $0.column("name")?.string
             }
@@ -133,7 +133,107 @@ struct SQLiteSchemaTests {
         }
     }
 
-    @Test("a fresh file is created at version three with user_name columns; a file of a later version is refused")
+    /// Versions two and three as they shipped, applied to ``versionOne``.
+    static let versionsTwoAndThree = [
+        """
+        CREATE TABLE notification_channels (token_hash TEXT PRIMARY KEY, container TEXT NOT NULL,
+            environment TEXT NOT NULL, scope TEXT NOT NULL, owner TEXT NOT NULL, user_name TEXT NOT NULL,
+            start INTEGER NOT NULL, last_used INTEGER NOT NULL)
+        """,
+        "CREATE INDEX notification_channels_by_use ON notification_channels (last_used)",
+        "ALTER TABLE quotas RENAME COLUMN user TO user_name",
+        "ALTER TABLE subscriptions RENAME COLUMN user TO user_name",
+    ]
+
+    @Test("a version-three file opens with its records, zone log and users; it then takes parents, shares and emails")
+    func migratesVersionThree() async throws {
+        try await Self.withFile { path in
+            let connection = try await SQLiteConnection.open(storage: .file(path: path))
+            let body = try WireFormat.encode(
+                Record(
+                    recordType: "Note", recordName: "old-note", zoneID: ZoneID(zoneName: "Notes"),
+                    fields: ["title": .string("kept")]))
+            do {
+                for statement in Self.versionOne + Self.versionsTwoAndThree {
+                    _ = try await connection.query(statement)
+                }
+                for statement in [
+                    "INSERT INTO containers VALUES ('iCloud.old', 'hash')",
+                    "INSERT INTO users VALUES ('iCloud.old', 'alice', '_alice', 'user-hash')",
+                    "INSERT INTO databases VALUES (1, 'iCloud.old', 'development', 'private', '_alice', 7, 2)",
+                    "INSERT INTO zones VALUES (1, 1, 'Notes', 3, 2)",
+                    "INSERT INTO zone_log VALUES (1, 'Notes', 2, 0)",
+                    "INSERT INTO records VALUES (1, 'gone', 'Note', 1, 1, '_alice', NULL)",
+                    "PRAGMA user_version = 3",
+                ] {
+                    _ = try await connection.query(statement)
+                }
+                _ = try await connection.query(
+                    "INSERT INTO records VALUES (1, 'old-note', 'Note', 2, 0, '_alice', ?)",
+                    [.blob(ByteBuffer(bytes: body))])
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+
+            let storage = try await SQLiteStorage(path: path, logger: quietLogger)
+            let key = DatabaseKey(container: "iCloud.old", environment: .development, scope: .private, owner: "_alice")
+            let (database, zone) = try await storage.read { transaction in
+                let database = try #require(try await transaction.database(key))
+                #expect(database.incarnation == 7 && database.serial == 2)
+                let zone = try #require(try await transaction.zones(inDatabase: database.id, named: ["Notes"]).first)
+                let rows = try await transaction.records(named: ["old-note", "gone"], inZone: zone.id)
+                let note = try #require(rows.first { $0.name == "old-note" })
+                #expect(note.record?.fields["title"] == .string("kept") && note.serial == 2)
+                #expect(note.parent == nil && note.shareKey == nil && note.formerShareKey == nil)
+                #expect(rows.first { $0.name == "gone" }.map { $0.record == nil && $0.serial == 1 } == true)
+                let changes = try await transaction.changes(inZone: zone.id, after: 0, recordTypes: nil, limit: 10)
+                #expect(changes.map(\.name) == ["gone", "old-note"])
+                let log = try await transaction.zoneLog(inDatabase: database.id, after: 0, limit: 10)
+                #expect(log == [ZoneLogEntry(zoneName: "Notes", ownerRecordName: "", serial: 2, deleted: false)])
+                #expect(
+                    try await transaction.userRecordName(container: "iCloud.old", tokenHash: "user-hash") == "_alice")
+                let users = try await transaction.users(withRecordNames: ["_alice"], container: "iCloud.old")
+                #expect(users == [StoredUser(recordName: "_alice", emailAddress: nil, isDiscoverable: false)])
+                return (database.id, zone)
+            }
+            // The upgraded file takes what version four adds.
+            try await storage.write { transaction in
+                try await transaction.logZoneChanges(
+                    [ZoneLogEntry(zoneName: "Notes", ownerRecordName: "_bob", serial: 3, deleted: false)],
+                    inDatabase: database)
+                #expect(
+                    try await transaction.setUserEmail(
+                        "alice@example.com", discoverable: true, recordName: "_alice", container: "iCloud.old"))
+                var child = Record(recordType: "Note", recordName: "child", zoneID: ZoneID(zoneName: "Notes"))
+                child.parent = "old-note"
+                try await transaction.saveRecords(
+                    [
+                        StoredRecord(
+                            name: "child", recordType: "Note", serial: 3, creator: "_alice", record: child,
+                            deleteSelfTargets: [], parent: "old-note", shareKey: "guid")
+                    ], inZone: zone.id)
+                try await transaction.saveShare(
+                    StoredShare(
+                        shortGUID: "guid", container: "iCloud.old", environment: .development, owner: "_alice",
+                        zone: zone.id, zoneName: "Notes", recordName: "share", rootRecordName: "old-note",
+                        publicPermission: .readOnly, participants: []))
+            }
+            try await storage.read { transaction in
+                let log = try await transaction.zoneLog(inDatabase: database, after: 0, limit: 10)
+                #expect(log.map(\.ownerRecordName) == ["", "_bob"])
+                #expect(try await transaction.children(of: ["old-note"], inZone: zone.id).map(\.name) == ["child"])
+                #expect(try await transaction.share(shortGUID: "guid")?.rootRecordName == "old-note")
+                let found = try await transaction.users(
+                    withEmailAddresses: ["alice@example.com"], container: "iCloud.old")
+                #expect(found.map(\.recordName) == ["_alice"])
+            }
+            try await storage.close()
+        }
+    }
+
+    @Test("a fresh file is created at version four with user_name columns; a file of a later version is refused")
     func freshFile() async throws {
         try await Self.withFile { path in
             let storage = try await SQLiteStorage(path: path, logger: quietLogger)
@@ -143,19 +243,19 @@ struct SQLiteSchemaTests {
             try await storage.close()
             let connection = try await SQLiteConnection.open(storage: .file(path: path))
             let version = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 3)
+            #expect(version == 4)
             let columns = try await connection.query("PRAGMA table_info(quotas)").compactMap {
                 $0.column("name")?.string
             }
             #expect(columns.contains("user_name"), "\(columns)")
-            _ = try await connection.query("PRAGMA user_version = 4")
+            _ = try await connection.query("PRAGMA user_version = 5")
             try await connection.close()
             do {
                 let storage = try await SQLiteStorage(path: path, logger: quietLogger)
                 try await storage.close()
                 Issue.record("a file of a later version was opened")
             } catch let error as CloudError {
-                #expect(error.code == .internalError && error.reason.contains("4"))
+                #expect(error.code == .internalError && error.reason.contains("5"))
             }
         }
     }

@@ -167,7 +167,7 @@ struct StorageNameTests {
                 #expect(Array(changed.recordName.utf8) == bytes)
                 #expect(changed.fields.keys.map { Array($0.utf8) } == [bytes])
                 let live = try await transaction.liveRecords(ofType: name, inZone: home)
-                #expect(live.map { Array($0.recordName.utf8) } == [bytes])
+                #expect(live.map { $0.record.map { Array($0.recordName.utf8) } } == [bytes])
                 let referrers = try await transaction.deleteSelfReferrers(of: [name], inZone: home)
                 #expect(referrers.map { Array($0.utf8) } == [bytes])
 

@@ -4,8 +4,8 @@ import Hummingbird
 import NIOCore
 import ServiceLifecycle
 
-/// The handlers of the protocol's paths: database operations and the
-/// notification long poll.
+/// The handlers of the protocol's paths: database operations, the
+/// notification long poll, and the page at a share's URL.
 struct CloudRoutes: Sendable {
     let service: any CloudServing
     let configuration: ServerConfiguration
@@ -29,8 +29,8 @@ struct CloudRoutes: Sendable {
     }
 
     /// The route parameters that are capabilities (a notification channel's
-    /// token), which the request log leaves out.
-    static let secretParameters: Set<String> = ["token"]
+    /// token, a share's shortGUID), which the request log leaves out.
+    static let secretParameters: Set<String> = ["token", "shortGUID"]
 
     /// `users/caller` is the newer name of `users/current`.
     static func operation(named name: String) -> CloudOperation? {
@@ -38,23 +38,46 @@ struct CloudRoutes: Sendable {
     }
 
     func add<Context: Hummingbird.RequestContext>(to router: Router<Context>) {
-        let databasePath: RouterPath = "/database/1/:container/:environment/:scope/:group/:action"
-        router.post(databasePath) { request, context in
-            try await self.database(request, parameters: context.parameters)
-        }
-        router.get(databasePath) { request, context in
-            try await self.database(request, parameters: context.parameters)
+        // Most operations are two path components; `users/lookup/email` and
+        // `users/lookup/id` are three.
+        let databasePaths: [RouterPath] = [
+            "/database/1/:container/:environment/:scope/:group/:action",
+            "/database/1/:container/:environment/:scope/:group/:action/:detail",
+        ]
+        for databasePath in databasePaths {
+            router.post(databasePath) { request, context in
+                try await self.database(request, parameters: context.parameters)
+            }
+            router.get(databasePath) { request, context in
+                try await self.database(request, parameters: context.parameters)
+            }
         }
         router.get("/notifications/1/:token") { request, context in
             try await self.poll(request, token: context.parameters.get("token") ?? "")
         }
+        router.get("/share/:shortGUID") { _, context in
+            try await self.sharePage(shortGUID: context.parameters.get("shortGUID") ?? "")
+        }
+    }
+
+    /// The page at a share's URL: anyone holding the URL may see the share's
+    /// title and owner, so no token is asked for.
+    /// The segment is percent-decoded; one that does not decode finds nothing.
+    func sharePage(shortGUID segment: String) async throws -> Response {
+        guard let shortGUID = segment.removingPercentEncoding,
+            let preview = try await service.sharePreview(shortGUID: shortGUID)
+        else {
+            return SharePage.response(status: .notFound, html: SharePage.notFound)
+        }
+        return SharePage.response(status: .ok, html: SharePage.html(preview))
     }
 
     /// One database request: path, authentication, injected faults, body,
     /// then the service.
     func database(_ request: Request, parameters: Parameters) async throws -> Response {
         let container = parameters.get("container") ?? ""
-        let name = "\(parameters.get("group") ?? "")/\(parameters.get("action") ?? "")"
+        var name = "\(parameters.get("group") ?? "")/\(parameters.get("action") ?? "")"
+        if let detail = parameters.get("detail") { name += "/\(detail)" }
         guard let operation = Self.operation(named: name) else {
             throw HTTPFailure(.notFound, "No such operation: \(name).")
         }
@@ -66,6 +89,9 @@ struct CloudRoutes: Sendable {
         }
         guard let scope = parameters.get("scope").flatMap(DatabaseScope.init(rawValue:)) else {
             throw HTTPFailure(.badRequest, "The database must be public, private or shared.")
+        }
+        if let fixed = operation.fixedScope, fixed != scope {
+            throw HTTPFailure(.notFound, "\(name) is served on the \(fixed.rawValue) database only.")
         }
         var body: [UInt8]? = nil
         let caller: Caller

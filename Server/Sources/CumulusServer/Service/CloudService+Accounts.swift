@@ -42,6 +42,42 @@ extension CloudService {
         return (recordName, token)
     }
 
+    /// Creates a user of a container, as ``addUser(named:container:)``
+    /// does, with an email address by which the container's other users
+    /// find them (see ``setEmailAddress(_:discoverable:forUser:container:)``).
+    /// Text that is not an address throws `BAD_REQUEST` and creates no user.
+    public func addUser(named name: String, container: String, emailAddress: String, discoverable: Bool = true)
+        async throws -> (userRecordName: String, webAuthToken: String)
+    {
+        // The address is checked first, so that a bad one leaves no user
+        // behind: no user has the empty record name, so this changes nothing.
+        _ = try await rules.setEmailAddress(emailAddress, discoverable: discoverable, forUser: "", container: container)
+        let user = try await addUser(named: name, container: container)
+        try await setEmailAddress(
+            emailAddress, discoverable: discoverable, forUser: user.userRecordName, container: container)
+        return user
+    }
+
+    /// Gives a user of a container an email address by which the container's
+    /// other users find them (`nil` takes it away); `discoverable: false`
+    /// keeps the user out of lookups. The address is stored with its ASCII
+    /// letters lowercased. Text that is not an address throws `BAD_REQUEST`;
+    /// an unknown container or user `NOT_FOUND`.
+    public func setEmailAddress(
+        _ address: String?, discoverable: Bool = true, forUser recordName: String, container: String
+    ) async throws {
+        let known = try await rules.setEmailAddress(
+            address, discoverable: discoverable, forUser: recordName, container: container)
+        guard known else {
+            throw CloudError(.notFound, reason: "the container '\(container)' has no user '\(recordName)'")
+        }
+    }
+
+    /// What the page at a share's URL shows, or `nil` for an unknown shortGUID.
+    public func sharePreview(shortGUID: String) async throws -> SharePreview? {
+        try await rules.sharePreview(shortGUID: shortGUID)
+    }
+
     /// Registers a server-to-server key (a P-256 public key in PEM) and
     /// returns its key ID (64 hexadecimal characters). A PEM that is not a
     /// P-256 public key throws `BAD_REQUEST`; an unknown container `NOT_FOUND`.

@@ -35,15 +35,18 @@ public final class CloudService: CloudServing {
     ///   - broadcaster: For one of several servers on one storage: announces
     ///     this service's writes to the others and wakes this service's
     ///     polls for theirs. The service becomes its receiver and closes it.
+    ///   - publicURL: The server's public address, the base of share URLs
+    ///     (`publicURL/share/<shortGUID>`); `nil` leaves shares without a URL.
     ///   - now: The date of record timestamps.
     public init(
         storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
         notificationIdleLimit: Duration = .seconds(600), broadcaster: (any ChangeBroadcasting)? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        publicURL: String? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.broadcaster = broadcaster
         rules = RecordService(
-            storage: storage, recordSizeLimit: recordSizeLimit, channelIdleLimit: notificationIdleLimit, now: now,
+            storage: storage, recordSizeLimit: recordSizeLimit, channelIdleLimit: notificationIdleLimit,
+            publicURL: publicURL, now: now,
             publish: { notice in
                 broadcaster?.announce(ChangeAnnouncement(key: notice.key, zoneNames: notice.changedZones))
             })
@@ -53,14 +56,16 @@ public final class CloudService: CloudServing {
 
     /// Opens (creating if needed) a service on the SQLite file at `path`.
     ///
-    /// - Parameter logger: Where the storage logs.
+    /// - Parameters:
+    ///   - publicURL: The base of share URLs (`publicURL/share/<shortGUID>`), if any.
+    ///   - logger: Where the storage logs.
     public static func open(
         path: String, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        notificationIdleLimit: Duration = .seconds(600), logger: Logger
+        notificationIdleLimit: Duration = .seconds(600), publicURL: String? = nil, logger: Logger
     ) async throws -> CloudService {
         CloudService(
             storage: try await SQLiteStorage(path: path, logger: logger), recordSizeLimit: recordSizeLimit,
-            notificationIdleLimit: notificationIdleLimit)
+            notificationIdleLimit: notificationIdleLimit, publicURL: publicURL)
     }
 
     /// Closes the storage and the broadcaster, and ends the notification

@@ -50,6 +50,10 @@ public protocol CloudServing: Sendable {
     /// channel's creation when `nil`) or `timeout` passes, and returns them with the next
     /// cursor. An unknown token throws `NOT_FOUND`.
     func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch
+
+    /// What the page at a share's URL shows (its title and owner), or `nil`
+    /// when no share has this shortGUID.
+    func sharePreview(shortGUID: String) async throws -> SharePreview?
 }
 
 extension CloudServing {

@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 2
+    static let version = 3
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -44,6 +44,10 @@ enum PostgresSchema {
                 for statement in versionTwo { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (2)")
             }
+            if current < 3 {
+                for statement in versionThree { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (3)")
+            }
             try await connection.run("COMMIT")
         } catch {
             do {
@@ -55,6 +59,41 @@ enum PostgresSchema {
             throw error
         }
     }
+
+    /// Sharing: records keep their parent and the share that covers them
+    /// (with an index to walk a hierarchy), the zone log keys an entry by
+    /// owner and zone name (a shared database holds other users' zones),
+    /// shares get their tables, and users an email address. Existing rows
+    /// keep their values; their new columns start empty.
+    private static let versionThree: [PostgresQuery] = [
+        """
+        ALTER TABLE records ADD COLUMN parent TEXT, ADD COLUMN share_key TEXT, ADD COLUMN former_share_key TEXT
+        """,
+        "CREATE INDEX records_by_parent ON records (zone_id, parent) WHERE NOT deleted AND parent IS NOT NULL",
+        """
+        ALTER TABLE zone_log ADD COLUMN owner_record_name TEXT NOT NULL DEFAULT '', DROP CONSTRAINT zone_log_pkey,
+            ADD PRIMARY KEY (database_id, owner_record_name, zone_name)
+        """,
+        """
+        CREATE TABLE shares (zone_id BIGINT NOT NULL REFERENCES zones ON DELETE CASCADE, record_name TEXT NOT NULL,
+            short_guid TEXT NOT NULL UNIQUE, container TEXT NOT NULL, environment TEXT NOT NULL, owner TEXT NOT NULL,
+            zone_name TEXT NOT NULL, root_record_name TEXT, public_permission TEXT NOT NULL,
+            participants BYTEA NOT NULL, PRIMARY KEY (zone_id, record_name))
+        """,
+        // One row per participant who accepted, to find a user's shares by index.
+        """
+        CREATE TABLE share_acceptances (zone_id BIGINT NOT NULL, record_name TEXT NOT NULL,
+            container TEXT NOT NULL, environment TEXT NOT NULL, user_name TEXT NOT NULL,
+            PRIMARY KEY (container, environment, user_name, zone_id, record_name),
+            FOREIGN KEY (zone_id, record_name) REFERENCES shares (zone_id, record_name) ON DELETE CASCADE)
+        """,
+        "CREATE INDEX share_acceptances_by_share ON share_acceptances (zone_id, record_name)",
+        """
+        ALTER TABLE users ADD COLUMN email_address TEXT, ADD COLUMN discoverable BOOLEAN NOT NULL DEFAULT false
+        """,
+        "CREATE INDEX users_by_record_name ON users (container, record_name)",
+        "CREATE INDEX users_by_email ON users (container, email_address) WHERE email_address IS NOT NULL",
+    ]
 
     /// Notification channels in storage, so that any server answers their polls.
     private static let versionTwo: [PostgresQuery] = [

@@ -226,11 +226,12 @@ extension CloudService {
     ///
     /// - Parameters:
     ///   - limits: The bounds on every storage transaction.
+    ///   - publicURL: The base of share URLs (`publicURL/share/<shortGUID>`), if any.
     ///   - logger: Where the storage and the broadcaster log.
     public static func open(
         postgres url: PostgresURL, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
         notificationIdleLimit: Duration = .seconds(600), limits: PostgresStorage.Limits = PostgresStorage.Limits(),
-        logger: Logger
+        publicURL: String? = nil, logger: Logger
     ) async throws -> CloudService {
         let storage = try await PostgresStorage(url: url, limits: limits, logger: logger)
         let broadcaster: PostgresChangeBroadcaster
@@ -242,6 +243,6 @@ extension CloudService {
         }
         return CloudService(
             storage: storage, recordSizeLimit: recordSizeLimit, notificationIdleLimit: notificationIdleLimit,
-            broadcaster: broadcaster)
+            broadcaster: broadcaster, publicURL: publicURL)
     }
 }

@@ -105,38 +105,40 @@ struct PostgresTransaction: StorageTransaction {
     }
 
     func deleteZone(_ zone: StoredZone) async throws {
-        // Records and references go with the zone (ON DELETE CASCADE).
+        // Records, references and shares go with the zone (ON DELETE CASCADE).
         try await query("DELETE FROM zones WHERE id = \(zone.id)")
     }
 
     func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws {
         // One statement may not write a row twice: the last entry of a zone wins.
         // Keyed by bytes: a `String` key would merge NFC and NFD spellings of two zones.
-        var latest: [ExactName: ZoneLogEntry] = [:]
-        for entry in entries { latest[ExactName(entry.zoneName)] = entry }
+        var latest: [[ExactName]: ZoneLogEntry] = [:]
+        for entry in entries { latest[[ExactName(entry.ownerRecordName), ExactName(entry.zoneName)]] = entry }
         guard !latest.isEmpty else { return }
         let kept = latest.values.sorted { $0.serial < $1.serial }
         try await query(
             """
-            INSERT INTO zone_log (database_id, zone_name, serial, deleted)
-                SELECT \(database), entry.zone_name, entry.serial, entry.deleted
-                FROM unnest(\(kept.map(\.zoneName))::text[], \(kept.map(\.serial))::bigint[],
-                    \(kept.map(\.deleted))::boolean[]) AS entry (zone_name, serial, deleted)
-                ON CONFLICT (database_id, zone_name) DO UPDATE SET serial = excluded.serial, deleted = excluded.deleted
+            INSERT INTO zone_log (database_id, owner_record_name, zone_name, serial, deleted)
+                SELECT \(database), entry.owner_record_name, entry.zone_name, entry.serial, entry.deleted
+                FROM unnest(\(kept.map(\.ownerRecordName))::text[], \(kept.map(\.zoneName))::text[],
+                    \(kept.map(\.serial))::bigint[], \(kept.map(\.deleted))::boolean[])
+                    AS entry (owner_record_name, zone_name, serial, deleted)
+                ON CONFLICT (database_id, owner_record_name, zone_name)
+                    DO UPDATE SET serial = excluded.serial, deleted = excluded.deleted
             """)
     }
 
     func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry] {
         let rows = try await query(
             """
-            SELECT zone_name, serial, deleted FROM zone_log WHERE database_id = \(database) AND serial > \(serial)
-                ORDER BY serial LIMIT \(Int64(limit))
+            SELECT owner_record_name, zone_name, serial, deleted FROM zone_log WHERE database_id = \(database)
+                AND serial > \(serial) ORDER BY serial LIMIT \(Int64(limit))
             """)
         return try rows.map { row in
             try read(row, table: "zone_log") { columns in
                 ZoneLogEntry(
-                    zoneName: try columns.value("zone_name"), serial: try columns.value("serial"),
-                    deleted: try columns.value("deleted"))
+                    zoneName: try columns.value("zone_name"), ownerRecordName: try columns.value("owner_record_name"),
+                    serial: try columns.value("serial"), deleted: try columns.value("deleted"))
             }
         }
     }
@@ -159,17 +161,28 @@ struct PostgresTransaction: StorageTransaction {
         for record in records {
             bodies.append(try record.record.map { ByteBuffer(bytes: try WireFormat.encode($0)) } ?? ByteBuffer())
         }
+        // Optional text goes as a text array and an array of whether each is set.
         try await query(
             """
-            INSERT INTO records (zone_id, name, type, serial, deleted, creator, body)
+            INSERT INTO records (zone_id, name, type, serial, deleted, creator, body, parent, share_key,
+                    former_share_key)
                 SELECT \(zone), row.name, row.type, row.serial, row.deleted,
-                    CASE WHEN row.has_creator THEN row.creator END, CASE WHEN row.deleted THEN NULL ELSE row.body END
+                    CASE WHEN row.has_creator THEN row.creator END, CASE WHEN row.deleted THEN NULL ELSE row.body END,
+                    CASE WHEN row.has_parent THEN row.parent END, CASE WHEN row.has_share THEN row.share_key END,
+                    CASE WHEN row.has_former THEN row.former_share_key END
                 FROM unnest(\(records.map(\.name))::text[], \(records.map(\.recordType))::text[],
                     \(records.map(\.serial))::bigint[], \(records.map { $0.record == nil })::boolean[],
                     \(records.map { $0.creator != nil })::boolean[], \(records.map { $0.creator ?? "" })::text[],
-                    \(bodies)::bytea[]) AS row (name, type, serial, deleted, has_creator, creator, body)
+                    \(bodies)::bytea[], \(records.map { $0.parent != nil })::boolean[],
+                    \(records.map { $0.parent ?? "" })::text[], \(records.map { $0.shareKey != nil })::boolean[],
+                    \(records.map { $0.shareKey ?? "" })::text[], \(records.map { $0.formerShareKey != nil })::boolean[],
+                    \(records.map { $0.formerShareKey ?? "" })::text[])
+                    AS row (name, type, serial, deleted, has_creator, creator, body, has_parent, parent, has_share,
+                        share_key, has_former, former_share_key)
                 ON CONFLICT (zone_id, name) DO UPDATE SET type = excluded.type, serial = excluded.serial,
-                    deleted = excluded.deleted, creator = excluded.creator, body = excluded.body
+                    deleted = excluded.deleted, creator = excluded.creator, body = excluded.body,
+                    parent = excluded.parent, share_key = excluded.share_key,
+                    former_share_key = excluded.former_share_key
             """)
         try await query(
             "DELETE FROM delete_self_references WHERE zone_id = \(zone) AND source = ANY(\(records.map(\.name)))")
@@ -204,14 +217,14 @@ struct PostgresTransaction: StorageTransaction {
             guard !recordTypes.isEmpty else { return [] }
             rows = try await query(
                 """
-                SELECT name, serial, deleted, body FROM records WHERE zone_id = \(zone)
+                SELECT \(unescaped: Self.changeColumns) FROM records WHERE zone_id = \(zone)
                     AND serial > \(serial) AND type = ANY(\(recordTypes)) ORDER BY serial LIMIT \(Int64(limit))
                 """)
         } else {
             rows = try await query(
                 """
-                SELECT name, serial, deleted, body FROM records WHERE zone_id = \(zone) AND serial > \(serial)
-                    ORDER BY serial LIMIT \(Int64(limit))
+                SELECT \(unescaped: Self.changeColumns) FROM records WHERE zone_id = \(zone)
+                    AND serial > \(serial) ORDER BY serial LIMIT \(Int64(limit))
                 """)
         }
         return try rows.map { row in
@@ -219,19 +232,85 @@ struct PostgresTransaction: StorageTransaction {
                 StoredChange(
                     name: try columns.value("name"), serial: try columns.value("serial"),
                     contents: try ImpossibleRow.contents(
-                        deleted: try columns.value("deleted"), body: try columns.optional("body", as: ByteBuffer.self)))
+                        deleted: try columns.value("deleted"), body: try columns.optional("body", as: ByteBuffer.self)),
+                    shareKey: try columns.optional("share_key"),
+                    formerShareKey: try columns.optional("former_share_key"))
             }
         }
     }
 
-    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {
+    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [StoredRecord] {
         try await records(
             query(
                 """
                 SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone) AND type = \(recordType)
                     AND NOT deleted
-                """)
-        ).compactMap(\.record)
+                """))
+    }
+
+    func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
+        guard !names.isEmpty else { return [] }
+        // Byte order, as SQLite sorts.
+        return try await records(
+            query(
+                """
+                SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone) AND NOT deleted
+                    AND parent = ANY(\(names)) ORDER BY name COLLATE "C"
+                """))
+    }
+
+    // MARK: Shares
+
+    func shares(inZone zone: Int64) async throws -> [StoredShare] {
+        try await query(
+            """
+            SELECT \(unescaped: Self.shareColumns) FROM shares WHERE zone_id = \(zone) ORDER BY record_name COLLATE "C"
+            """
+        ).map(share)
+    }
+
+    func share(shortGUID: String) async throws -> StoredShare? {
+        try await query("SELECT \(unescaped: Self.shareColumns) FROM shares WHERE short_guid = \(shortGUID)")
+            .first.map(share)
+    }
+
+    func shares(acceptedBy user: String, container: String, environment: CloudEnvironment) async throws
+        -> [StoredShare]
+    {
+        try await query(
+            """
+            SELECT \(unescaped: Self.shareColumns) FROM shares WHERE (zone_id, record_name) IN (SELECT zone_id,
+                record_name FROM share_acceptances WHERE container = \(container)
+                AND environment = \(environment.rawValue) AND user_name = \(user)) ORDER BY short_guid COLLATE "C"
+            """
+        ).map(share)
+    }
+
+    func saveShare(_ share: StoredShare) async throws {
+        // Deleted first, not updated: the old row's acceptances go with it.
+        try await deleteShare(recordName: share.recordName, inZone: share.zone)
+        let participants = ByteBuffer(bytes: try StoredParticipants.encode(share.participants))
+        try await query(
+            """
+            INSERT INTO shares (zone_id, record_name, short_guid, container, environment, owner, zone_name,
+                root_record_name, public_permission, participants)
+                VALUES (\(share.zone), \(share.recordName), \(share.shortGUID), \(share.container),
+                \(share.environment.rawValue), \(share.owner), \(share.zoneName), \(share.rootRecordName),
+                \(share.publicPermission.rawValue), \(participants))
+            """)
+        let accepted = StoredParticipants.acceptedUsers(share.participants)
+        guard !accepted.isEmpty else { return }
+        try await query(
+            """
+            INSERT INTO share_acceptances (zone_id, record_name, container, environment, user_name)
+                SELECT \(share.zone), \(share.recordName), \(share.container), \(share.environment.rawValue), user_name
+                FROM unnest(\(accepted)::text[]) AS accepted (user_name)
+            """)
+    }
+
+    func deleteShare(recordName: String, inZone zone: Int64) async throws {
+        try await query("DELETE FROM share_acceptances WHERE zone_id = \(zone) AND record_name = \(recordName)")
+        try await query("DELETE FROM shares WHERE zone_id = \(zone) AND record_name = \(recordName)")
     }
 
     // MARK: Subscriptions
@@ -312,6 +391,37 @@ struct PostgresTransaction: StorageTransaction {
         try await firstString(
             "record_name", table: "users",
             query("SELECT record_name FROM users WHERE container = \(container) AND token_hash = \(tokenHash)"))
+    }
+
+    func setUserEmail(_ emailAddress: String?, discoverable: Bool, recordName: String, container: String)
+        async throws -> Bool
+    {
+        try await !query(
+            """
+            UPDATE users SET email_address = \(emailAddress), discoverable = \(discoverable)
+                WHERE container = \(container) AND record_name = \(recordName) RETURNING 1
+            """
+        ).isEmpty
+    }
+
+    func users(withEmailAddresses addresses: [String], container: String) async throws -> [StoredUser] {
+        guard !addresses.isEmpty else { return [] }
+        return try await users(
+            query(
+                """
+                SELECT record_name, email_address, discoverable FROM users WHERE container = \(container)
+                    AND email_address = ANY(\(addresses)) ORDER BY record_name COLLATE "C"
+                """))
+    }
+
+    func users(withRecordNames names: [String], container: String) async throws -> [StoredUser] {
+        guard !names.isEmpty else { return [] }
+        return try await users(
+            query(
+                """
+                SELECT record_name, email_address, discoverable FROM users WHERE container = \(container)
+                    AND record_name = ANY(\(names)) ORDER BY record_name COLLATE "C"
+                """))
     }
 
     func createServerKey(id: String, publicKeyPEM: String, container: String) async throws {
@@ -433,7 +543,13 @@ struct PostgresTransaction: StorageTransaction {
     // MARK: Rows
 
     /// The select list of a record row.
-    private static let recordColumns = "name, type, serial, deleted, creator, body"
+    private static let recordColumns =
+        "name, type, serial, deleted, creator, body, parent, share_key, former_share_key"
+    private static let changeColumns = "name, serial, deleted, body, share_key, former_share_key"
+    private static let shareColumns = """
+        zone_id, record_name, short_guid, container, environment, owner, zone_name, root_record_name,
+            public_permission, participants
+        """
 
     /// Reads one row of `table`; an impossible one answers `INTERNAL_ERROR`, logged.
     private func read<T>(_ row: PostgresRow, table: String, _ body: (PostgresColumns) throws -> T) throws -> T {
@@ -458,7 +574,37 @@ struct PostgresTransaction: StorageTransaction {
                 return StoredRecord(
                     name: try columns.value("name"), recordType: try columns.value("type"),
                     serial: try columns.value("serial"), creator: try columns.optional("creator"), record: record,
-                    deleteSelfTargets: [])
+                    deleteSelfTargets: [], parent: try columns.optional("parent"),
+                    shareKey: try columns.optional("share_key"),
+                    formerShareKey: try columns.optional("former_share_key"))
+            }
+        }
+    }
+
+    private func share(_ row: PostgresRow) throws -> StoredShare {
+        try read(row, table: "shares") { columns in
+            guard let environment = CloudEnvironment(rawValue: try columns.value("environment")) else {
+                throw columns.impossible("environment", "is not a known environment")
+            }
+            guard let permission = SharePermission(rawValue: try columns.value("public_permission")) else {
+                throw columns.impossible("public_permission", "is not a known permission")
+            }
+            let participants = try columns.value("participants", as: ByteBuffer.self)
+            return StoredShare(
+                shortGUID: try columns.value("short_guid"), container: try columns.value("container"),
+                environment: environment, owner: try columns.value("owner"), zone: try columns.value("zone_id"),
+                zoneName: try columns.value("zone_name"), recordName: try columns.value("record_name"),
+                rootRecordName: try columns.optional("root_record_name"), publicPermission: permission,
+                participants: try StoredParticipants.decode(participants.readableBytesView))
+        }
+    }
+
+    private func users(_ rows: [PostgresRow]) throws -> [StoredUser] {
+        try rows.map { row in
+            try read(row, table: "users") { columns in
+                StoredUser(
+                    recordName: try columns.value("record_name"), emailAddress: try columns.optional("email_address"),
+                    isDiscoverable: try columns.value("discoverable"))
             }
         }
     }

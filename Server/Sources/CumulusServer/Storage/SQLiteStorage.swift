@@ -90,7 +90,7 @@ public final class SQLiteStorage: ServerStorage {
 enum SQLiteSchema {
     /// The statements that bring a file from each version to the next: the
     /// first creates version 1.
-    static let migrations = [versionOne, versionTwo, versionThree]
+    static let migrations = [versionOne, versionTwo, versionThree, versionFour]
     /// The version this server writes.
     static var version: Int { migrations.count }
 
@@ -116,6 +116,49 @@ enum SQLiteSchema {
             throw error
         }
     }
+
+    /// Version four is for sharing: records keep their parent and the share
+    /// that covers them (with an index to walk a hierarchy), the zone log
+    /// keys an entry by owner and zone name (a shared database holds other
+    /// users' zones), shares get their tables, and users an email address.
+    /// Existing rows keep their values; their new columns start empty.
+    private static let versionFour = [
+        "ALTER TABLE records ADD COLUMN parent TEXT",
+        "ALTER TABLE records ADD COLUMN share_key TEXT",
+        "ALTER TABLE records ADD COLUMN former_share_key TEXT",
+        "CREATE INDEX records_by_parent ON records (zone_id, parent) WHERE deleted = 0 AND parent IS NOT NULL",
+        // SQLite cannot change a primary key: the log is copied into a new table.
+        """
+        CREATE TABLE zone_log_by_owner (database_id INTEGER NOT NULL REFERENCES databases,
+            owner_record_name TEXT NOT NULL, zone_name TEXT NOT NULL, serial INTEGER NOT NULL,
+            deleted INTEGER NOT NULL, PRIMARY KEY (database_id, owner_record_name, zone_name))
+        """,
+        """
+        INSERT INTO zone_log_by_owner (database_id, owner_record_name, zone_name, serial, deleted)
+            SELECT database_id, '', zone_name, serial, deleted FROM zone_log
+        """,
+        "DROP TABLE zone_log",
+        "ALTER TABLE zone_log_by_owner RENAME TO zone_log",
+        "CREATE INDEX zone_log_by_serial ON zone_log (database_id, serial)",
+        """
+        CREATE TABLE shares (zone_id INTEGER NOT NULL REFERENCES zones ON DELETE CASCADE, record_name TEXT NOT NULL,
+            short_guid TEXT NOT NULL UNIQUE, container TEXT NOT NULL, environment TEXT NOT NULL, owner TEXT NOT NULL,
+            zone_name TEXT NOT NULL, root_record_name TEXT, public_permission TEXT NOT NULL,
+            participants BLOB NOT NULL, PRIMARY KEY (zone_id, record_name))
+        """,
+        // One row per participant who accepted, to find a user's shares by index.
+        """
+        CREATE TABLE share_acceptances (zone_id INTEGER NOT NULL, record_name TEXT NOT NULL,
+            container TEXT NOT NULL, environment TEXT NOT NULL, user_name TEXT NOT NULL,
+            PRIMARY KEY (container, environment, user_name, zone_id, record_name),
+            FOREIGN KEY (zone_id, record_name) REFERENCES shares (zone_id, record_name) ON DELETE CASCADE)
+        """,
+        "CREATE INDEX share_acceptances_by_share ON share_acceptances (zone_id, record_name)",
+        "ALTER TABLE users ADD COLUMN email_address TEXT",
+        "ALTER TABLE users ADD COLUMN discoverable INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX users_by_record_name ON users (container, record_name)",
+        "CREATE INDEX users_by_email ON users (container, email_address) WHERE email_address IS NOT NULL",
+    ]
 
     /// Version three names the user column `user_name`, as PostgreSQL and
     /// the notification channels do, so that one set of statements reads

@@ -95,34 +95,35 @@ struct SQLiteTransaction: StorageTransaction {
     }
 
     func deleteZone(_ zone: StoredZone) async throws {
-        // Records and references go with the zone (ON DELETE CASCADE).
+        // Records, references and shares go with the zone (ON DELETE CASCADE).
         try await query("DELETE FROM zones WHERE id = ?", [.integer(Int(zone.id))])
     }
 
     func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws {
         try await chunked(entries) { chunk in
-            let values = Array(repeating: "(?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let values = Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
             let binds = chunk.flatMap { entry -> [SQLiteData] in
                 [
-                    .integer(Int(database)), .text(entry.zoneName), .integer(Int(entry.serial)),
-                    .integer(entry.deleted ? 1 : 0),
+                    .integer(Int(database)), .text(entry.ownerRecordName), .text(entry.zoneName),
+                    .integer(Int(entry.serial)), .integer(entry.deleted ? 1 : 0),
                 ]
             }
             try await query(
-                "INSERT OR REPLACE INTO zone_log (database_id, zone_name, serial, deleted) VALUES \(values)", binds)
+                "INSERT OR REPLACE INTO zone_log (database_id, owner_record_name, zone_name, serial, deleted) "
+                    + "VALUES \(values)", binds)
         }
     }
 
     func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry] {
         try await query(
-            "SELECT \(SQLiteColumns.exact("zone_name")), serial, deleted FROM zone_log WHERE database_id = ? "
-                + "AND serial > ? ORDER BY serial LIMIT ?",
+            "SELECT \(SQLiteColumns.exact(["owner_record_name", "zone_name"])), serial, deleted FROM zone_log "
+                + "WHERE database_id = ? AND serial > ? ORDER BY serial LIMIT ?",
             [.integer(Int(database)), .integer(Int(serial)), .integer(limit)]
         ).map { row in
             try read(row, table: "zone_log") { columns in
                 ZoneLogEntry(
-                    zoneName: try columns.text("zone_name"), serial: try columns.integer("serial"),
-                    deleted: try columns.bool("deleted"))
+                    zoneName: try columns.text("zone_name"), ownerRecordName: try columns.text("owner_record_name"),
+                    serial: try columns.integer("serial"), deleted: try columns.bool("deleted"))
             }
         }
     }
@@ -144,9 +145,10 @@ struct SQLiteTransaction: StorageTransaction {
     func saveRecords(_ records: [StoredRecord], inZone zone: Int64) async throws {
         guard !records.isEmpty else { return }
         try await chunked(records) { chunk in
-            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count)
+                .joined(separator: ", ")
             var binds: [SQLiteData] = []
-            binds.reserveCapacity(chunk.count * 7)
+            binds.reserveCapacity(chunk.count * 10)
             for record in chunk {
                 binds.append(.integer(Int(zone)))
                 binds.append(.text(record.name))
@@ -159,10 +161,15 @@ struct SQLiteTransaction: StorageTransaction {
                 } else {
                     binds.append(.null)
                 }
+                binds.append(record.parent.map(SQLiteData.text) ?? .null)
+                binds.append(record.shareKey.map(SQLiteData.text) ?? .null)
+                binds.append(record.formerShareKey.map(SQLiteData.text) ?? .null)
             }
             try await query(
-                "INSERT OR REPLACE INTO records (zone_id, name, type, serial, deleted, creator, body) VALUES \(values)",
-                binds)
+                """
+                INSERT OR REPLACE INTO records (zone_id, name, type, serial, deleted, creator, body, parent, share_key,
+                    former_share_key) VALUES \(values)
+                """, binds)
         }
         try await chunked(records) { chunk in
             try await query(
@@ -211,16 +218,92 @@ struct SQLiteTransaction: StorageTransaction {
                 StoredChange(
                     name: try columns.text("name"), serial: try columns.integer("serial"),
                     contents: try ImpossibleRow.contents(
-                        deleted: try columns.bool("deleted"), body: try columns.optionalBlob("body")))
+                        deleted: try columns.bool("deleted"), body: try columns.optionalBlob("body")),
+                    shareKey: try columns.optionalText("share_key"),
+                    formerShareKey: try columns.optionalText("former_share_key"))
             }
         }
     }
 
-    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [Record] {
+    func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [StoredRecord] {
         try await query(
             "SELECT \(Self.recordColumns) FROM records WHERE zone_id = ? AND type = ? AND deleted = 0",
             [.integer(Int(zone)), .text(recordType)]
-        ).compactMap { try record($0).record }
+        ).map(record)
+    }
+
+    func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
+        var found: [StoredRecord] = []
+        try await chunked(names) { chunk in
+            let rows = try await query(
+                "SELECT \(Self.recordColumns) FROM records WHERE zone_id = ? AND deleted = 0 "
+                    + "AND parent IN (\(placeholders(chunk.count)))",
+                [.integer(Int(zone))] + chunk.map(SQLiteData.text))
+            found += try rows.map(record)
+        }
+        // A name given twice matches its children in two chunks.
+        var seen = Set<ExactName>()
+        return found.filter { seen.insert(ExactName($0.name)).inserted }.sorted {
+            ExactName($0.name) < ExactName($1.name)
+        }
+    }
+
+    // MARK: Shares
+
+    func shares(inZone zone: Int64) async throws -> [StoredShare] {
+        try await query(
+            "SELECT \(Self.shareColumns) FROM shares WHERE zone_id = ? ORDER BY record_name", [.integer(Int(zone))]
+        ).map(share)
+    }
+
+    func share(shortGUID: String) async throws -> StoredShare? {
+        try await query("SELECT \(Self.shareColumns) FROM shares WHERE short_guid = ?", [.text(shortGUID)])
+            .first.map(share)
+    }
+
+    func shares(acceptedBy user: String, container: String, environment: CloudEnvironment) async throws
+        -> [StoredShare]
+    {
+        try await query(
+            """
+            SELECT \(Self.shareColumns) FROM shares WHERE (zone_id, record_name) IN (SELECT zone_id, record_name
+                FROM share_acceptances WHERE container = ? AND environment = ? AND user_name = ?) ORDER BY short_guid
+            """, [.text(container), .text(environment.rawValue), .text(user)]
+        ).map(share)
+    }
+
+    func saveShare(_ share: StoredShare) async throws {
+        // Deleted first, not replaced: the old row's acceptances go with it.
+        try await deleteShare(recordName: share.recordName, inZone: share.zone)
+        try await query(
+            """
+            INSERT INTO shares (zone_id, record_name, short_guid, container, environment, owner, zone_name,
+                root_record_name, public_permission, participants) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .integer(Int(share.zone)), .text(share.recordName), .text(share.shortGUID), .text(share.container),
+                .text(share.environment.rawValue), .text(share.owner), .text(share.zoneName),
+                share.rootRecordName.map(SQLiteData.text) ?? .null, .text(share.publicPermission.rawValue),
+                .blob(ByteBuffer(bytes: try StoredParticipants.encode(share.participants))),
+            ])
+        try await chunked(StoredParticipants.acceptedUsers(share.participants)) { chunk in
+            let values = Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let binds = chunk.flatMap { user -> [SQLiteData] in
+                [
+                    .integer(Int(share.zone)), .text(share.recordName), .text(share.container),
+                    .text(share.environment.rawValue), .text(user),
+                ]
+            }
+            try await query(
+                "INSERT INTO share_acceptances (zone_id, record_name, container, environment, user_name) "
+                    + "VALUES \(values)", binds)
+        }
+    }
+
+    func deleteShare(recordName: String, inZone zone: Int64) async throws {
+        let binds: [SQLiteData] = [.integer(Int(zone)), .text(recordName)]
+        try await query("DELETE FROM share_acceptances WHERE zone_id = ? AND record_name = ?", binds)
+        try await query("DELETE FROM shares WHERE zone_id = ? AND record_name = ?", binds)
     }
 
     // MARK: Subscriptions
@@ -288,6 +371,49 @@ struct SQLiteTransaction: StorageTransaction {
             query(
                 "SELECT \(SQLiteColumns.exact("record_name")) FROM users WHERE container = ? AND token_hash = ?",
                 [.text(container), .text(tokenHash)]))
+    }
+
+    func setUserEmail(_ emailAddress: String?, discoverable: Bool, recordName: String, container: String)
+        async throws -> Bool
+    {
+        try await !query(
+            "UPDATE users SET email_address = ?, discoverable = ? WHERE container = ? AND record_name = ? RETURNING 1",
+            [
+                emailAddress.map(SQLiteData.text) ?? .null, .integer(discoverable ? 1 : 0), .text(container),
+                .text(recordName),
+            ]
+        ).isEmpty
+    }
+
+    func users(withEmailAddresses addresses: [String], container: String) async throws -> [StoredUser] {
+        try await users(column: "email_address", in: addresses, container: container)
+    }
+
+    func users(withRecordNames names: [String], container: String) async throws -> [StoredUser] {
+        try await users(column: "record_name", in: names, container: container)
+    }
+
+    /// The users of a container whose `column` is one of `values`, by record name.
+    private func users(column: String, in values: [String], container: String) async throws -> [StoredUser] {
+        var found: [StoredUser] = []
+        try await chunked(values) { chunk in
+            let rows = try await query(
+                "SELECT \(SQLiteColumns.exact(["record_name", "email_address"])), discoverable FROM users "
+                    + "WHERE container = ? AND \(column) IN (\(placeholders(chunk.count)))",
+                [.text(container)] + chunk.map(SQLiteData.text))
+            found += try rows.map { row in
+                try read(row, table: "users") { columns in
+                    StoredUser(
+                        recordName: try columns.text("record_name"),
+                        emailAddress: try columns.optionalText("email_address"),
+                        isDiscoverable: try columns.bool("discoverable"))
+                }
+            }
+        }
+        var seen = Set<ExactName>()
+        return found.filter { seen.insert(ExactName($0.recordName)).inserted }.sorted {
+            ExactName($0.recordName) < ExactName($1.recordName)
+        }
     }
 
     func createServerKey(id: String, publicKeyPEM: String, container: String) async throws {
@@ -406,8 +532,17 @@ struct SQLiteTransaction: StorageTransaction {
     // MARK: Rows
 
     /// The select list of a record row.
-    private static let recordColumns = SQLiteColumns.exact(["name", "type", "creator"]) + ", serial, deleted, body"
-    private static let changeColumns = SQLiteColumns.exact(["name"]) + ", serial, deleted, body"
+    private static let recordColumns =
+        SQLiteColumns.exact(["name", "type", "creator", "parent", "share_key", "former_share_key"])
+        + ", serial, deleted, body"
+    private static let changeColumns =
+        SQLiteColumns.exact(["name", "share_key", "former_share_key"]) + ", serial, deleted, body"
+    /// The select list of a share row.
+    private static let shareColumns =
+        SQLiteColumns.exact([
+            "record_name", "short_guid", "container", "environment", "owner", "zone_name", "root_record_name",
+            "public_permission",
+        ]) + ", zone_id, participants"
 
     /// Reads one row of `table`; an impossible one answers `INTERNAL_ERROR`, logged.
     private func read<T>(_ row: SQLiteRow, table: String, _ body: (SQLiteColumns) throws -> T) throws -> T {
@@ -437,7 +572,29 @@ struct SQLiteTransaction: StorageTransaction {
             return StoredRecord(
                 name: try columns.text("name"), recordType: try columns.text("type"),
                 serial: try columns.integer("serial"),
-                creator: try columns.optionalText("creator"), record: record, deleteSelfTargets: [])
+                creator: try columns.optionalText("creator"), record: record, deleteSelfTargets: [],
+                parent: try columns.optionalText("parent"), shareKey: try columns.optionalText("share_key"),
+                formerShareKey: try columns.optionalText("former_share_key"))
+        }
+    }
+
+    private func share(_ row: SQLiteRow) throws -> StoredShare {
+        try read(row, table: "shares") { columns in
+            guard let environment = CloudEnvironment(rawValue: try columns.text("environment")) else {
+                throw columns.impossible("environment", "is not a known environment")
+            }
+            guard let permission = SharePermission(rawValue: try columns.text("public_permission")) else {
+                throw columns.impossible("public_permission", "is not a known permission")
+            }
+            guard let participants = try columns.optionalBlob("participants") else {
+                throw columns.impossible("participants", "is NULL")
+            }
+            return StoredShare(
+                shortGUID: try columns.text("short_guid"), container: try columns.text("container"),
+                environment: environment, owner: try columns.text("owner"), zone: try columns.integer("zone_id"),
+                zoneName: try columns.text("zone_name"), recordName: try columns.text("record_name"),
+                rootRecordName: try columns.optionalText("root_record_name"), publicPermission: permission,
+                participants: try StoredParticipants.decode(participants.readableBytesView))
         }
     }
 }
