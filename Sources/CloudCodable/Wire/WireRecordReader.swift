@@ -83,6 +83,7 @@ struct WireRecordReader {
         var zoneID: ZoneID?
         var deleted = false
         var isErrorEntry = false
+        var relations = Relations()
         var fieldContext = FieldContext(recordStart: start)
         if try scanner.enterObject("a record object") {
             repeat {
@@ -125,6 +126,9 @@ struct WireRecordReader {
                 case .serverErrorCode:
                     isErrorEntry = detectsErrorEntries
                     try scanner.skipValue(depth: depth + 1)
+                case .parent, .share, .shortGUID, .publicPermission, .participants, .owner, .currentUserParticipant,
+                    .url:
+                    try readRelation(key, into: &relations, depth: depth + 1)
                 default:
                     try scanner.skipValue(depth: depth + 1)
                 }
@@ -149,7 +153,10 @@ struct WireRecordReader {
         let metadata = changeTag.map {
             RecordMetadata(changeTag: $0, zoneID: zone, created: created, modified: modified)
         }
-        return Record(recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+        var record = Record(
+            recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+        if !relations.isEmpty { relations.apply(to: &record) }
+        return record
     }
 
     /// Reads a record dictionary laid out exactly as the writer writes it
@@ -196,14 +203,25 @@ struct WireRecordReader {
             guard let name = readPlainRepeatedName() else { return nil }
             owner = name
         }
-        guard scanner.consume("}}") else { return nil }
+        guard scanner.consume("}") else { return nil }
+        // A child's parent is common enough to read here; a share's keys go the general way.
+        var parent: String?
+        if !scanner.consume("}") {
+            guard scanner.consume(#","parent":{"recordName":""#) else { return nil }
+            scanner.position &-= 1
+            guard let name = readPlainString(), scanner.consume("}}") else { return nil }
+            parent = name
+        }
         lastRecordHadZoneID = true
         let zone = ZoneID(zoneName: zoneName, ownerRecordName: owner)
         var metadata: RecordMetadata?
         if let changeTag {
             metadata = RecordMetadata(changeTag: changeTag, zoneID: zone, created: created, modified: modified)
         }
-        return Record(recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+        var record = Record(
+            recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+        if let parent { record.parent = parent }
+        return record
     }
 
     /// The rest of a stamp in the writer's form, after `{"timestamp":`.
@@ -261,7 +279,7 @@ struct WireRecordReader {
     /// object usually has, in the compact form the writer produces; any other
     /// spelling goes the general way. An unknown key is checked for valid UTF-8.
     @inline(__always)
-    private mutating func nextKey(_ fast: (inout JSONScanner) -> WireKey?) throws(WireFormatError) -> WireKey {
+    mutating func nextKey(_ fast: (inout JSONScanner) -> WireKey?) throws(WireFormatError) -> WireKey {
         if let key = fast(&scanner) { return key }
         let span = try scanner.memberKey()
         let key = scanner.withContents(of: span, WireKey.match)
@@ -271,7 +289,7 @@ struct WireRecordReader {
 
     /// Runs `body`, prefixing the message of its error with `what`.
     @inline(__always)
-    private mutating func context<T>(
+    mutating func context<T>(
         _ what: @autoclosure () -> String, _ body: (inout Self) throws(WireFormatError) -> T
     ) throws(WireFormatError) -> T {
         do {
@@ -795,7 +813,7 @@ struct WireRecordReader {
         return data
     }
 
-    private mutating func readOptionalString() throws(WireFormatError) -> String? {
+    mutating func readOptionalString() throws(WireFormatError) -> String? {
         try scanner.skipNull() ? nil : scanner.readString()
     }
 
@@ -842,7 +860,7 @@ struct WireRecordReader {
     }
 
     /// Reads `{"zoneName": …, "ownerRecordName": …}`.
-    private mutating func readZoneID(depth: Int) throws(WireFormatError) -> ZoneID {
+    mutating func readZoneID(depth: Int) throws(WireFormatError) -> ZoneID {
         _ = try scanner.peek("a zone ID object")
         let start = scanner.position
         var name: String?
@@ -870,7 +888,7 @@ struct WireRecordReader {
     }
 
     /// Reads `{"recordName": …, "zoneID": …, "action": …}`; a missing action is `NONE`.
-    private mutating func readReference(depth: Int) throws(WireFormatError) -> Reference {
+    mutating func readReference(depth: Int) throws(WireFormatError) -> Reference {
         _ = try scanner.peek("a reference object")
         let start = scanner.position
         var name: String?
