@@ -15,6 +15,22 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?  // nil until the server has the record
     }
 
+    // README.md:208
+    struct Album: CloudCodable, Identifiable {
+        var id: String
+        var name: String
+        var cloudMetadata: RecordMetadata?
+    }
+
+    // README.md:208
+    struct Photo: CloudCodable, Identifiable {
+        var id: String
+        var albumID: String
+        var caption: String
+        var cloudMetadata: RecordMetadata?
+        var cloudParentIdentifier: String? { albumID }  // the record's parent
+    }
+
     static func quickStart() async throws -> (record: Record, back: Landmark) {
         // README.md:54
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
@@ -51,8 +67,28 @@ enum READMESnippets {
         await engine.close()  // finish the journal's writes and release the directory
     }
 
+    static func belongTogether() async throws {
+        // README.md:208
+        let library = InMemoryCloudServer().database(signedInAs: "alice")
+        let shared = SyncConfiguration(zoneName: "Library")
+        let root = FileManager.default.temporaryDirectory
+        let albums = try await SyncEngine<Album>(
+            database: library, directory: root.appending(path: "Albums"), configuration: shared)
+        let photos = try await SyncEngine<Photo>(
+            database: library, directory: root.appending(path: "Photos"), configuration: shared)
+
+        try await albums.upload(Album(id: "a1", name: "Holidays"))
+        try await photos.upload(Photo(id: "p1", albumID: "a1", caption: "Beach"))
+        // Deleting an album leaves its photos; an app that wants them gone deletes them too.
+        let inAlbum = await photos.models.filter { $0.albumID == "a1" }
+        try await albums.delete(identifiers: ["a1"])
+        try await photos.delete(inAlbum)
+        await albums.close()
+        await photos.close()
+    }
+
     static func remote() async throws {
-        // README.md:347
+        // README.md:401
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(

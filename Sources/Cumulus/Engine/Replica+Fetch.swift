@@ -22,6 +22,8 @@ extension Replica {
         for (entry, prepared) in zip(entries, fetched) {
             switch entry {
             case .record(let record):
+                // In a zone shared by several engines, the others' records are theirs.
+                guard record.recordType == Model.cloudRecordType else { continue }
                 let name = record.recordName
                 seen?.insert(name)
                 guard let prepared else { continue }

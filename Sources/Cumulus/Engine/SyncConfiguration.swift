@@ -5,6 +5,14 @@ import CloudCodable
 public struct SyncConfiguration: Sendable {
     /// The zone the engine syncs; `nil` means a zone named after the
     /// model's record type.
+    ///
+    /// Engines of several model types share a zone by giving it the same
+    /// name (models whose ``CloudCodable/cloudParentIdentifier`` names
+    /// another model must live in that model's zone). Each engine still
+    /// fetches and keeps only its own record type. An own zone named otherwise
+    /// than the model's record type holds a small marker record (type
+    /// `CumulusZoneMarker`), which lets each engine tell a zone that another
+    /// engine created again after it was deleted, and send its records again.
     public var zoneName: String?
     /// The user whose zone it is, for an engine on the shared database: the
     /// `ownerRecordName` of the zone a share gave access to

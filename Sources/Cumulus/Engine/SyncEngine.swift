@@ -92,7 +92,9 @@ public actor SyncEngine<Model: CloudCodable> {
         let sessionSettings = SyncSession<Model>.Settings(
             batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,
             retryPolicy: configuration.retryPolicy, random: configuration.random,
-            isSharedZone: database.scope == .shared)
+            isSharedZone: database.scope == .shared,
+            // Another user's zone is never created nor marked by this engine.
+            marksZone: database.scope != .shared && zoneID.zoneName != Model.cloudRecordType)
         session = SyncSession(replica: Replica(settings: settings), settings: sessionSettings)
         session = SyncSession(
             replica: try await Replica.load(journal.takeLoadedDocuments(), settings: settings),
