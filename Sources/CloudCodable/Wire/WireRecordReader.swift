@@ -72,8 +72,25 @@ struct WireRecordReader {
     mutating func readRecord(depth: Int, deletion: inout Deletion?) throws(WireFormatError) -> Record {
         _ = try scanner.peek("a record object")
         let start = scanner.position
-        if let record = readRecordInWriterForm(depth: depth) { return record }
+        if var record = readRecordInWriterForm(depth: depth) {
+            if scanner.consume("}") { return record }
+            // A child's parent is common enough to read here; a share's keys go the general way.
+            if let parent = readParentInWriterForm() {
+                record.parent = parent
+                return record
+            }
+        }
         scanner.position = start
+        return try readRecordInAnyForm(depth: depth, start: start, deletion: &deletion)
+    }
+
+    /// ``readRecord(depth:deletion:)`` for any layout, from the record's
+    /// opening brace at `start`. Kept apart, and not inlined, so that the
+    /// fast path does not carry the frame of everything read here.
+    @inline(never)
+    private mutating func readRecordInAnyForm(depth: Int, start: Int, deletion: inout Deletion?)
+        throws(WireFormatError) -> Record
+    {
         var recordName: String?
         var recordType: String?
         var changeTag: String?
@@ -164,7 +181,10 @@ struct WireRecordReader {
     /// ``JSONWriter/writeRecord(_:)``) without looking up any key, or returns
     /// `nil` for anything else, which the general reader then reads from
     /// the start. Its values are checked as strictly as ever, and errors in
-    /// them are thrown as the general reader would throw them.
+    /// them are thrown as the general reader would throw them. It stops
+    /// after the zone: what follows (the closing brace, or a parent) is the
+    /// caller's, so that the record is built here exactly once, without
+    /// a branch after it that makes the optimiser copy its stamps.
     private mutating func readRecordInWriterForm(depth: Int) -> Record? {
         guard scanner.consume(#"{"recordName":""#) else { return nil }
         scanner.position &-= 1
@@ -203,25 +223,25 @@ struct WireRecordReader {
             guard let name = readPlainRepeatedName() else { return nil }
             owner = name
         }
+        // The record's closing brace is the caller's: a parent may come first.
         guard scanner.consume("}") else { return nil }
-        // A child's parent is common enough to read here; a share's keys go the general way.
-        var parent: String?
-        if !scanner.consume("}") {
-            guard scanner.consume(#","parent":{"recordName":""#) else { return nil }
-            scanner.position &-= 1
-            guard let name = readPlainString(), scanner.consume("}}") else { return nil }
-            parent = name
-        }
         lastRecordHadZoneID = true
         let zone = ZoneID(zoneName: zoneName, ownerRecordName: owner)
         var metadata: RecordMetadata?
         if let changeTag {
             metadata = RecordMetadata(changeTag: changeTag, zoneID: zone, created: created, modified: modified)
         }
-        var record = Record(
-            recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
-        if let parent { record.parent = parent }
-        return record
+        return Record(recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+    }
+
+    /// The rest of a record in the writer's form that has a parent, after
+    /// its zone: `,"parent":{"recordName":…}}`.
+    @inline(never)
+    private mutating func readParentInWriterForm() -> String? {
+        guard scanner.consume(#","parent":{"recordName":""#) else { return nil }
+        scanner.position &-= 1
+        guard let name = readPlainString(), scanner.consume("}}") else { return nil }
+        return name
     }
 
     /// The rest of a stamp in the writer's form, after `{"timestamp":`.
