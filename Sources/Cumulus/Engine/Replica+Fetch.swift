@@ -22,6 +22,11 @@ extension Replica {
         for (entry, prepared) in zip(entries, fetched) {
             switch entry {
             case .record(let record):
+                if record.recordType == ShareDetails.recordType {
+                    // The share changed, a permission perhaps: what it refused is tried again.
+                    for (name, error) in refused where error.code == .accessDenied { refused[name] = nil }
+                    continue
+                }
                 // In a zone shared by several engines, the others' records are theirs.
                 guard record.recordType == Model.cloudRecordType else { continue }
                 let name = record.recordName

@@ -563,7 +563,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
             .fetch(
                 ZoneChangesRequest(
                     zoneID: zoneID, syncToken: run?.token, resultsLimit: settings.fetchResultsLimit,
-                    desiredRecordTypes: [Model.cloudRecordType]),
+                    desiredRecordTypes: settings.isSharedZone
+                        ? [Model.cloudRecordType, ShareDetails.recordType] : [Model.cloudRecordType]),
                 readAhead: settings.readsAhead)
         ]
     }
