@@ -48,8 +48,8 @@ struct MultiServerTests {
         }
 
         /// A device of `user` talking to server `index`.
-        func device(_ user: String, on index: Int) -> RemoteCloudDatabase {
-            servers[index].database(apiToken: apiToken, webAuthToken: userTokens[user]!)
+        func device(_ user: String, on index: Int, scope: DatabaseScope = .private) -> RemoteCloudDatabase {
+            servers[index].database(apiToken: apiToken, webAuthToken: userTokens[user]!, scope: scope)
         }
 
         func stop() async {
@@ -205,6 +205,61 @@ struct MultiServerTests {
             #expect(repeats.withLock { $0 }.isEmpty, "changes delivered twice: \(repeats.withLock { $0 })")
             #expect(seen.withLock { $0 } == acknowledged.withLock { $0 })
             #expect(acknowledged.withLock { $0.count } == 80)
+        }
+    }
+
+    @Test("a share made through one server is accepted, read, written and heard through the other")
+    func sharingAcrossServers() async throws {
+        try await Self.with { pair in
+            let owner = pair.device("alice", on: 0)
+            let zone = ZoneID(zoneName: "Albums")
+            _ = try await owner.modifyZones([.create(zone)])
+            var album = Record(recordType: "Album", recordName: "a1", zoneID: zone)
+            album.share = "share-a1"
+            var photo = Record(recordType: "Photo", recordName: "p1", zoneID: zone, fields: ["n": .int64(1)])
+            photo.parent = "a1"
+            let bobName = try await pair.device("bob", on: 1).currentUser().userRecordName
+            var share = Record(recordType: ShareDetails.recordType, recordName: "share-a1", zoneID: zone)
+            share.shareDetails = ShareDetails(
+                participants: [ShareParticipant(lookupInfo: .user(bobName), permission: .readWrite)])
+            let saved = try await owner.modifyRecords(
+                [RecordOperation(.create, album), RecordOperation(.create, photo), RecordOperation(.create, share)],
+                zoneID: zone, atomic: true)
+            let shortGUID = try #require(saved[2].record?.shareDetails?.shortGUID)
+
+            // Bob accepts through the other server and listens there.
+            let accepted = try await pair.device("bob", on: 1, scope: .public).accept(
+                try await pair.device("bob", on: 1, scope: .public).shareMetadata(shortGUID: shortGUID))
+            let shared = pair.device("bob", on: 1, scope: .shared)
+            let notifications = shared.notifications()
+            _ = await shared.notificationChannelsOpened()
+            let heard = Task {
+                for await notification in notifications where notification == .databaseChanged { return true }
+                return false
+            }
+            let seen = try await shared.lookupRecords(["p1"], zoneID: accepted.zoneID, desiredKeys: nil)
+            var edit = try #require(seen[0].record)
+            #expect(edit.zoneID == accepted.zoneID)
+
+            // Alice's write through server 0 reaches bob's poll on server 1.
+            var aliceEdit = try #require(saved[1].record)
+            aliceEdit["n"] = .int64(2)
+            _ = try await owner.modifyRecords([RecordOperation(.update, aliceEdit)], zoneID: zone, atomic: true)
+            let timeout = Task {
+                try? await Task.sleep(for: .seconds(20))
+                heard.cancel()
+            }
+            #expect(await heard.value, "bob's poll on server 1 did not hear alice's write through server 0")
+            timeout.cancel()
+
+            // Bob's write through server 1 is alice's through server 0.
+            edit = try #require(
+                try await shared.lookupRecords(["p1"], zoneID: accepted.zoneID, desiredKeys: nil)[0].record)
+            edit["n"] = .int64(3)
+            _ = try await shared.modifyRecords(
+                [RecordOperation(.update, edit)], zoneID: accepted.zoneID, atomic: true)
+            let read = try await owner.lookupRecords(["p1"], zoneID: zone, desiredKeys: nil)
+            #expect(read[0].record?["n"] == .int64(3))
         }
     }
 

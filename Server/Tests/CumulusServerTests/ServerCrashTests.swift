@@ -207,10 +207,10 @@ final class ServeProcess: Sendable {
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
     }
 
-    func database(apiToken: String, webAuthToken: String) -> RemoteCloudDatabase {
+    func database(apiToken: String, webAuthToken: String, scope: DatabaseScope = .private) -> RemoteCloudDatabase {
         RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(
-                baseURL: baseURL, container: container, requestTimeout: .seconds(10),
+                baseURL: baseURL, container: container, scope: scope, requestTimeout: .seconds(10),
                 notificationBackoff: RetryPolicy(initialDelay: .milliseconds(50), maximumDelay: .seconds(1))),
             credentials: .user(apiToken: apiToken, webAuthToken: webAuthToken))
     }
