@@ -12,6 +12,11 @@ public protocol ConformanceBackend: Sendable {
     /// The faults the backend can inject, or `nil` when it cannot: the fault
     /// checks then pass without checking anything.
     var faults: (any ConformanceFaults)? { get }
+
+    /// Gives `user` (a name as ``database(signedInAs:scope:)`` takes it) an
+    /// email address other users find them by, or none; `discoverable:
+    /// false` keeps it out of lookups.
+    func setEmailAddress(_ address: String?, discoverable: Bool, forUser user: String) async throws
 }
 
 extension ConformanceBackend {
@@ -54,6 +59,11 @@ public struct InMemoryBackend: ConformanceBackend {
 
     /// Faults injected into the in-memory server.
     public var faults: (any ConformanceFaults)? { InMemoryFaults(server: server) }
+
+    /// Sets the address on the in-memory server.
+    public func setEmailAddress(_ address: String?, discoverable: Bool, forUser user: String) async throws {
+        try await server.setEmailAddress(address, discoverable: discoverable, forUser: user)
+    }
 }
 
 struct InMemoryFaults: ConformanceFaults {

@@ -238,6 +238,8 @@ struct WireFormatTests {
             changeTag: "k1", zoneID: zone,
             created: RecordStamp(timestamp: 1_700_000_000_000, userRecordName: "_u", deviceID: "D"),
             modified: RecordStamp(timestamp: 1_700_000_000_500, userRecordName: "_u", deviceID: "D"))
+        // The record's own `parent` (a system key), not the field of that name.
+        expected.parent = "P"
         let decoded = try Self.decode(Self.cloudKitStyle)
         #expect(decoded == expected)
         for (name, value) in expected.fields {

@@ -433,4 +433,46 @@ struct SyncSessionTests {
         let again = session.stopped()
         #expect(again, "another run is asked for")
     }
+
+    @Test("in a shared zone, an expired token reads the zone's marker: the known epoch refetches, another recreates")
+    func sharedZoneMarker() throws {
+        for (found, recreates) in [("e1", false), ("e2", true), (nil, true)] as [(String?, Bool)] {
+            var session = try session(server: ["kept"], user: "_alice", zoneReady: true)
+            session.settings.marksZone = true
+            _ = session.replica.updateMeta {
+                $0.syncToken = SyncToken(rawValue: "old")
+                $0.zoneEpoch = "e1"
+            }
+            _ = toFetch(&session)
+            var actions = session.handle(
+                .fetched(.failure(CloudError(.changeTokenExpired, reason: "expired")), prepared: []))
+            guard case .readZoneMarker? = actions.last else {
+                Issue.record("the marker is not read: \(actions)")
+                return
+            }
+            actions = session.handle(.zoneMarkerRead(.success(found)))
+            if !recreates {
+                #expect(fetchRequest(actions)?.syncToken == nil)
+                #expect(fetchRequest(actions)?.desiredRecordTypes == ["Note"])
+                continue
+            }
+            #expect(isCheckAccount(actions))
+            actions = session.handle(.accountChecked(.success(alice)))
+            #expect(session.replica.pending.keys.sorted() == ["kept"], "the records are queued again")
+            guard case .createZone? = actions.last else {
+                Issue.record("the zone is not created: \(actions)")
+                return
+            }
+            actions = session.handle(.zoneCreated(.success(())))
+            guard case .markZone? = actions.last else {
+                Issue.record("the zone is not marked: \(actions)")
+                return
+            }
+            #expect(!session.replica.meta.zoneReady, "ready only once the epoch is known")
+            actions = session.handle(.zoneMarked(.success("e3")))
+            #expect(session.replica.meta.zoneEpoch == "e3")
+            #expect(session.replica.meta.zoneReady)
+            #expect(sentOperations(actions)?.map(\.record.recordName) == ["kept"])
+        }
+    }
 }

@@ -20,6 +20,15 @@ struct DocumentationTests {
         #expect(back.visited == nil)
     }
 
+    @Test("the README's sharing example: alice shares an album with bob and carol; bob accepts, syncs and leaves")
+    func sharing() async throws {
+        let share = try await READMESnippets.sharing()
+        #expect(share.title == "Holidays")
+        #expect(share.shortGUID != nil)
+        #expect(share.participants.map(\.role) == [.owner, .user, .user])
+        #expect(share.participants.map(\.permission) == [.readWrite, .readWrite, .readOnly])
+    }
+
     @Test("CumulusTesting's example: the phone's note reaches the laptop after two throttled saves")
     func twoDevices() async throws {
         let notes = try await CumulusTestingSnippets.twoDevices()

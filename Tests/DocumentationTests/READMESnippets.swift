@@ -6,7 +6,7 @@ import CumulusTesting
 import Foundation
 
 enum READMESnippets {
-    // README.md:54
+    // README.md:58
     struct Landmark: CloudCodable, Identifiable {
         var id = UUID()  // becomes the record name
         var name: String
@@ -15,8 +15,24 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?  // nil until the server has the record
     }
 
+    // README.md:212
+    struct Album: CloudCodable, Identifiable {
+        var id: String
+        var name: String
+        var cloudMetadata: RecordMetadata?
+    }
+
+    // README.md:212
+    struct Photo: CloudCodable, Identifiable {
+        var id: String
+        var albumID: String
+        var caption: String
+        var cloudMetadata: RecordMetadata?
+        var cloudParentIdentifier: String? { albumID }  // the record's parent
+    }
+
     static func quickStart() async throws -> (record: Record, back: Landmark) {
-        // README.md:54
+        // README.md:58
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
 
         let record = try RecordEncoder().encode(landmark)
@@ -30,7 +46,7 @@ enum READMESnippets {
     }
 
     static func syncing() async throws {
-        // README.md:90
+        // README.md:94
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let directory = FileManager.default.temporaryDirectory.appending(path: "Landmarks")
         let engine = try await SyncEngine<Landmark>(database: database, directory: directory)
@@ -51,8 +67,64 @@ enum READMESnippets {
         await engine.close()  // finish the journal's writes and release the directory
     }
 
+    static func belongTogether() async throws {
+        // README.md:212
+        let library = InMemoryCloudServer().database(signedInAs: "alice")
+        let shared = SyncConfiguration(zoneName: "Library")
+        let root = FileManager.default.temporaryDirectory
+        let albums = try await SyncEngine<Album>(
+            database: library, directory: root.appending(path: "Albums"), configuration: shared)
+        let photos = try await SyncEngine<Photo>(
+            database: library, directory: root.appending(path: "Photos"), configuration: shared)
+
+        try await albums.upload(Album(id: "a1", name: "Holidays"))
+        try await photos.upload(Photo(id: "p1", albumID: "a1", caption: "Beach"))
+        // Deleting an album leaves its photos; an app that wants them gone deletes them too.
+        let inAlbum = await photos.models.filter { $0.albumID == "a1" }
+        try await albums.delete(identifiers: ["a1"])
+        try await photos.delete(inAlbum)
+        await albums.close()
+        await photos.close()
+    }
+
+    static func sharing() async throws -> Share {
+        // README.md:267
+        let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
+        let server = InMemoryCloudServer()
+        try await server.setEmailAddress("bob@example.com", forUser: "bob")
+        let aliceDatabase = server.database(signedInAs: "alice")
+        let albumsConfiguration = SyncConfiguration(zoneName: "Library")
+        let aliceAlbums = try await SyncEngine<Album>(
+            database: aliceDatabase, directory: root.appending(path: "AliceAlbums"), configuration: albumsConfiguration)
+        let holidays = Album(id: "a2", name: "Holidays")
+        try await aliceAlbums.upload(holidays)
+        try await aliceAlbums.sync()  // a model is shared once the server has it
+
+        var share = try await aliceAlbums.share(
+            holidays, title: "Holidays",
+            participants: [ShareParticipant(lookupInfo: .email("bob@example.com"), permission: .readWrite)])
+        // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
+        share.addParticipant(.user("carol"), permission: .readOnly)
+        share = try await aliceAlbums.saveShare(share)
+        // README.md:292
+        let bobPublic = server.database(scope: .public, signedInAs: "bob")
+        let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
+        print(
+            invitation.share[ShareDetails.titleField] as Any, invitation.ownerIdentity.userRecordName,
+            invitation.participantPermission)
+        let accepted = try await bobPublic.accept(invitation)
+        let bobAlbums = try await SyncEngine<Album>(
+            database: server.database(scope: .shared, signedInAs: "bob"), directory: root.appending(path: "BobAlbums"),
+            configuration: SyncConfiguration(sharedZone: accepted.zoneID))
+        try await bobAlbums.sync()  // bob now holds alice's album
+        try await bobAlbums.leave(Share(accepted.share)!)  // alice keeps it; bob's copy goes at the next sync
+        await bobAlbums.close()
+        await aliceAlbums.close()
+        return share
+    }
+
     static func remote() async throws {
-        // README.md:347
+        // README.md:481
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(

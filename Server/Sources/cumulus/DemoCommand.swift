@@ -4,7 +4,8 @@ import CumulusServer
 import Foundation
 import Logging
 
-/// `cumulus demo`: two devices sync through a server, step by step.
+/// `cumulus demo`: two devices sync through a server, then three users
+/// share an album, step by step.
 ///
 /// Without `--server`, it starts a server of its own on a free loopback
 /// port over a temporary data directory, and runs the whole story; with
@@ -17,7 +18,9 @@ struct DemoCommand: PrintingCommand {
         discussion: """
             Without options, starts a server on a free loopback port with a temporary data \
             directory and runs two devices through edits, a merge, a delete, a record over \
-            1 MB, a restart and a second user. Exits 0 only if every step did what it printed.
+            1 MB, a restart and a second user, then three users through a shared album: an \
+            invitation, an accepted share, a refused edit, a removal and a leave. Exits 0 only \
+            if every step did what it printed.
             """)
 
     @Option(help: "A server to run one device against, e.g. http://192.168.1.20:8080.")

@@ -4,7 +4,8 @@ import Foundation
 import Logging
 
 /// The demo's story: a server on loopback, two devices of one user and a
-/// device of another, each step printed and then checked.
+/// device of another, then an album shared between three users, each step
+/// printed and then checked.
 struct DemoStory {
     let output: CommandOutput
 
@@ -32,14 +33,20 @@ struct DemoStory {
         let container = "iCloud.com.example.notes"
         let apiToken = try await service.addContainer(named: container)
         let alice = try await service.addUser(named: "alice", container: container)
-        let bob = try await service.addUser(named: "bob", container: container)
-        output.write("Container \(container) with users alice and bob")
+        let bob = try await service.addUser(named: "bob", container: container, emailAddress: "bob@example.com")
+        let carol = try await service.addUser(named: "carol", container: container)
+        output.write("Container \(container) with users alice, bob (bob@example.com) and carol")
 
         let world = DemoWorld(
             baseURL: baseURL, container: container, apiToken: apiToken, directory: directory, output: output)
         let passed: Bool
         do {
-            passed = try await world.tell(alice: alice.webAuthToken, bob: bob.webAuthToken)
+            let synced = try await world.tell(alice: alice.webAuthToken, bob: bob.webAuthToken)
+            let shared = try await world.tellSharing(
+                DemoPeople(
+                    alice: alice.webAuthToken, bob: bob.webAuthToken, carol: carol.webAuthToken,
+                    carolRecordName: carol.userRecordName))
+            passed = synced && shared
         } catch {
             output.write("✗ \(error)")
             passed = false

@@ -123,16 +123,19 @@ struct HTTPTestServer: Sendable {
 let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
 /// A service that passes everything to another, except what a test changes:
-/// a `perform` that fails with an error that is no ``CloudError``, and a
-/// signal when a notification poll starts waiting.
+/// a `perform` that fails with an error that is no ``CloudError``, a look
+/// at each request that reaches it, and a signal when a notification poll
+/// starts waiting.
 struct WrappedService: CloudServing {
     struct Unexpected: Error {}
 
     let base: any CloudServing
     var failsPerform = false
+    var performed: @Sendable (CloudRequest, Caller) -> Void = { _, _ in }
     var pollStarted: @Sendable () -> Void = {}
 
     func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
+        performed(request, caller)
         if failsPerform { throw Unexpected() }
         return try await base.perform(request, as: caller)
     }

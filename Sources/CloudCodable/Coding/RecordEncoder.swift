@@ -46,7 +46,7 @@ public struct RecordEncoder: Sendable {
 
     /// Encodes a model as a record: its fields, its
     /// ``CloudCodable/cloudRecordType`` and ``CloudCodable/cloudIdentifier``,
-    /// and its metadata.
+    /// its parent (``CloudCodable/cloudParentIdentifier``) and its metadata.
     ///
     /// - Throws: ``RecordTooLargeError`` when the fields exceed ``sizeLimit``;
     ///   `EncodingError` for an empty identifier or a value that no field can hold.
@@ -62,9 +62,11 @@ public struct RecordEncoder: Sendable {
         let fields = try RecordFieldsEncoder.encode(model)
         try checkSize(of: fields, recordType: Model.cloudRecordType, recordName: recordName)
         let metadata = model.cloudMetadata
-        return Record(
+        var record = Record(
             recordType: Model.cloudRecordType, recordName: recordName,
             zoneID: metadata?.zoneID ?? zoneID, fields: fields, metadata: metadata)
+        if let parent = model.cloudParentIdentifier { record.parent = parent }
+        return record
     }
 
     /// Encodes any value with a keyed representation into record fields,

@@ -8,6 +8,9 @@ extension CloudCodable {
         _typeName(Self.self, qualified: false)
     }
 
+    /// No parent: the model stands on its own.
+    public var cloudParentIdentifier: String? { nil }
+
     /// The default conflict resolution: a field-level three-way merge.
     /// See ``CloudCodable/resolveConflict(client:server:ancestor:)``.
     public static func resolveConflict(client: Self, server: Self, ancestor: Self?) -> Self? {

@@ -35,6 +35,25 @@ public protocol CloudCodable: Codable, Sendable {
     /// the type's name.
     static var cloudRecordType: String { get }
 
+    /// The ``cloudIdentifier`` of the model this one belongs under, in the
+    /// same zone (a photo's album), or `nil` (the default).
+    ///
+    /// It becomes the record's ``Record/parent``: a system field of the
+    /// record, not a custom reference field, so a share of the parent covers
+    /// this model too. Decoding ignores it; keep it in a property of your own:
+    ///
+    /// ```swift
+    /// struct Photo: CloudCodable, Identifiable {
+    ///     var id: String
+    ///     var albumID: String
+    ///     var cloudMetadata: RecordMetadata?
+    ///     var cloudParentIdentifier: String? { albumID }
+    /// }
+    /// ```
+    ///
+    /// Deleting the parent does not delete its children.
+    var cloudParentIdentifier: String? { get }
+
     /// Decides what to upload when a newer version of the record exists than
     /// the one a local change was based on.
     ///

@@ -14,9 +14,14 @@ import Foundation
 /// Decoding: `recordName` and `recordType` are required, a missing `zoneID`
 /// is ``ZoneID/defaultZone``, missing `fields` are none, and the metadata is
 /// set when (and only when) `recordChangeTag` is present, with the record's zone.
+/// ``Record/parent`` is `parent: {"recordName": …}` (a full reference
+/// dictionary is accepted), ``Record/share`` is `share: {"recordName": …,
+/// "zoneID": …}`, and ``Record/shareDetails`` are a share's keys, spelled as
+/// on the wire.
 extension Record: Codable {
     private enum CodingKeys: String, CodingKey {
-        case recordName, recordType, recordChangeTag, fields, created, modified, zoneID
+        case recordName, recordType, recordChangeTag, fields, created, modified, zoneID, parent, share
+        case shortGUID, publicPermission, participants, owner, currentUserParticipant, url
     }
 
     /// A field's name as a coding key.
@@ -54,6 +59,26 @@ extension Record: Codable {
         }
         self.init(
             recordType: recordType, recordName: recordName, zoneID: zoneID, fields: fields, metadata: metadata)
+        parent = try container.decodeIfPresent(NameReference.self, forKey: .parent)?.recordName
+        share = try container.decodeIfPresent(NameReference.self, forKey: .share)?.recordName
+        shareDetails = try Self.decodeShareDetails(container)
+    }
+
+    private static func decodeShareDetails(_ container: KeyedDecodingContainer<CodingKeys>) throws -> ShareDetails? {
+        let keys: [CodingKeys] = [.shortGUID, .publicPermission, .participants, .owner, .currentUserParticipant, .url]
+        guard try keys.contains(where: { try container.contains($0) && !container.decodeNil(forKey: $0) }) else {
+            return nil
+        }
+        return ShareDetails(
+            shortGUID: try container.decodeIfPresent(String.self, forKey: .shortGUID),
+            publicPermission: try container.decodeIfPresent(SharePermission.self, forKey: .publicPermission) ?? .none,
+            participants: try container.decodeIfPresent([WireParticipant].self, forKey: .participants)?.map(\.value)
+                ?? [],
+            owner: try container.decodeIfPresent(WireParticipant.self, forKey: .owner)?.value,
+            currentUserParticipant: try container.decodeIfPresent(
+                WireParticipant.self, forKey: .currentUserParticipant)?
+                .value,
+            url: try container.decodeIfPresent(String.self, forKey: .url))
     }
 
     /// Encodes the record dictionary.
@@ -69,5 +94,67 @@ extension Record: Codable {
         try container.encodeIfPresent(metadata?.created, forKey: .created)
         try container.encodeIfPresent(metadata?.modified, forKey: .modified)
         try container.encode(zoneID, forKey: .zoneID)
+        try container.encodeIfPresent(parent.map { NameReference(recordName: $0) }, forKey: .parent)
+        try container.encodeIfPresent(share.map { NameReference(recordName: $0, zoneID: zoneID) }, forKey: .share)
+        if let details = shareDetails {
+            try container.encodeIfPresent(details.shortGUID, forKey: .shortGUID)
+            try container.encode(details.publicPermission, forKey: .publicPermission)
+            try container.encode(details.participants.map(WireParticipant.init), forKey: .participants)
+            try container.encodeIfPresent(details.owner.map(WireParticipant.init), forKey: .owner)
+            try container.encodeIfPresent(
+                details.currentUserParticipant.map(WireParticipant.init), forKey: .currentUserParticipant)
+            try container.encodeIfPresent(details.url, forKey: .url)
+        }
+    }
+}
+
+/// `{"recordName": …, "zoneID": …}`: a record's `parent` or `share`. Other
+/// keys of a reference dictionary (`action`) are ignored.
+private struct NameReference: Codable {
+    var recordName: String
+    var zoneID: ZoneID?
+}
+
+/// A participant as the wire spells it (``ShareParticipant``'s own coding
+/// uses its Swift names).
+private struct WireParticipant: Codable {
+    var value: ShareParticipant
+
+    private enum CodingKeys: String, CodingKey {
+        case participantId, userIdentity, type, acceptanceStatus, permission
+    }
+
+    private struct Identity: Codable {
+        var userRecordName: String?
+        var lookupInfo: UserLookupInfo?
+        var nameComponents: UserNameComponents?
+    }
+
+    init(_ value: ShareParticipant) { self.value = value }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let identity = try container.decodeIfPresent(Identity.self, forKey: .userIdentity)
+        value = ShareParticipant(
+            participantID: try container.decodeIfPresent(String.self, forKey: .participantId),
+            userRecordName: identity?.userRecordName, lookupInfo: identity?.lookupInfo,
+            nameComponents: identity?.nameComponents,
+            role: try container.decodeIfPresent(ShareParticipantRole.self, forKey: .type) ?? .user,
+            acceptanceStatus: try container.decodeIfPresent(ShareAcceptanceStatus.self, forKey: .acceptanceStatus)
+                ?? .pending,
+            permission: try container.decode(SharePermission.self, forKey: .permission))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(value.participantID, forKey: .participantId)
+        try container.encode(
+            Identity(
+                userRecordName: value.userRecordName, lookupInfo: value.lookupInfo,
+                nameComponents: value.nameComponents),
+            forKey: .userIdentity)
+        try container.encode(value.role, forKey: .type)
+        try container.encode(value.acceptanceStatus, forKey: .acceptanceStatus)
+        try container.encode(value.permission, forKey: .permission)
     }
 }

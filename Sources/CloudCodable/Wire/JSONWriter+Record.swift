@@ -13,7 +13,9 @@ extension JSONWriter {
     ///
     /// `recordChangeTag`, `created` and `modified` come from
     /// ``Record/metadata`` and are written only when present; the zone is
-    /// ``Record/zoneID``. Each field is `{"type":…,"value":…}`, type first, in
+    /// ``Record/zoneID``. After the zone come, when set, `parent`
+    /// (`{"recordName":…}`), `share` (`{"recordName":…,"zoneID":…}`, the
+    /// record's zone) and a share record's keys (``Record/shareDetails``). Each field is `{"type":…,"value":…}`, type first, in
     /// the order of ``Record/fields``. Timestamps are whole milliseconds since 1970,
     /// bytes are padded base64.
     ///
@@ -60,6 +62,19 @@ extension JSONWriter {
         }
         put(WireText.zoneID)
         writeZoneID(record.zoneID)
+        if let parent = record.parent {
+            put(WireText.parent)
+            putString(parent)
+            put(UInt8(ascii: "}"))
+        }
+        if let share = record.share {
+            put(WireText.share)
+            putString(share)
+            put(WireText.referenceZoneID)
+            writeZoneID(record.zoneID)
+            put(UInt8(ascii: "}"))
+        }
+        if let details = record.shareDetails { writeShareDetails(details) }
         put(UInt8(ascii: "}"))
     }
 

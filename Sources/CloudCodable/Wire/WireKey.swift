@@ -9,6 +9,10 @@ enum WireKey {
     case serverErrorCode
     case fileChecksum, size, referenceChecksum, wrappingKey, receipt, downloadURL
     case latitude, longitude, horizontalAccuracy, verticalAccuracy, altitude, speed, course
+    case parent, share
+    case shortGUID, publicPermission, participants, owner, currentUserParticipant, url
+    case participantId, userIdentity, lookupInfo, nameComponents, acceptanceStatus, permission
+    case emailAddress, phoneNumber, givenName, familyName
     /// Any other key: its value is skipped.
     case unknown
 
@@ -16,17 +20,22 @@ enum WireKey {
     @inline(__always)
     static func match(_ bytes: UnsafeBufferPointer<UInt8>) -> WireKey {
         switch bytes.count {
+        case 3:
+            if equal(bytes, "url") { return .url }
         case 4:
             if equal(bytes, "type") { return .type }
             if equal(bytes, "size") { return .size }
         case 5:
             if equal(bytes, "value") { return .value }
             if equal(bytes, "speed") { return .speed }
+            if equal(bytes, "share") { return .share }
+            if equal(bytes, "owner") { return .owner }
         case 6:
             if equal(bytes, "fields") { return .fields }
             if equal(bytes, "zoneID") { return .zoneID }
             if equal(bytes, "action") { return .action }
             if equal(bytes, "course") { return .course }
+            if equal(bytes, "parent") { return .parent }
         case 7:
             if equal(bytes, "created") { return .created }
             if equal(bytes, "deleted") { return .deleted }
@@ -40,26 +49,42 @@ enum WireKey {
         case 9:
             if equal(bytes, "timestamp") { return .timestamp }
             if equal(bytes, "longitude") { return .longitude }
+            if equal(bytes, "shortGUID") { return .shortGUID }
+            if equal(bytes, "givenName") { return .givenName }
         case 10:
             if equal(bytes, "recordName") { return .recordName }
             if equal(bytes, "recordType") { return .recordType }
+            if equal(bytes, "lookupInfo") { return .lookupInfo }
+            if equal(bytes, "permission") { return .permission }
+            if equal(bytes, "familyName") { return .familyName }
         case 11:
             if equal(bytes, "wrappingKey") { return .wrappingKey }
             if equal(bytes, "downloadURL") { return .downloadURL }
+            if equal(bytes, "phoneNumber") { return .phoneNumber }
         case 12:
             if equal(bytes, "fileChecksum") { return .fileChecksum }
+            if equal(bytes, "participants") { return .participants }
+            if equal(bytes, "userIdentity") { return .userIdentity }
+            if equal(bytes, "emailAddress") { return .emailAddress }
+        case 13:
+            if equal(bytes, "participantId") { return .participantId }
         case 14:
             if equal(bytes, "userRecordName") { return .userRecordName }
+            if equal(bytes, "nameComponents") { return .nameComponents }
         case 15:
             if equal(bytes, "recordChangeTag") { return .recordChangeTag }
             if equal(bytes, "ownerRecordName") { return .ownerRecordName }
             if equal(bytes, "serverErrorCode") { return .serverErrorCode }
         case 16:
             if equal(bytes, "verticalAccuracy") { return .verticalAccuracy }
+            if equal(bytes, "publicPermission") { return .publicPermission }
+            if equal(bytes, "acceptanceStatus") { return .acceptanceStatus }
         case 17:
             if equal(bytes, "referenceChecksum") { return .referenceChecksum }
         case 18:
             if equal(bytes, "horizontalAccuracy") { return .horizontalAccuracy }
+        case 22:
+            if equal(bytes, "currentUserParticipant") { return .currentUserParticipant }
         default:
             break
         }

@@ -72,8 +72,25 @@ struct WireRecordReader {
     mutating func readRecord(depth: Int, deletion: inout Deletion?) throws(WireFormatError) -> Record {
         _ = try scanner.peek("a record object")
         let start = scanner.position
-        if let record = readRecordInWriterForm(depth: depth) { return record }
+        if var record = readRecordInWriterForm(depth: depth) {
+            if scanner.consume("}") { return record }
+            // A child's parent is common enough to read here; a share's keys go the general way.
+            if let parent = readParentInWriterForm() {
+                record.parent = parent
+                return record
+            }
+        }
         scanner.position = start
+        return try readRecordInAnyForm(depth: depth, start: start, deletion: &deletion)
+    }
+
+    /// ``readRecord(depth:deletion:)`` for any layout, from the record's
+    /// opening brace at `start`. Kept apart, and not inlined, so that the
+    /// fast path does not carry the frame of everything read here.
+    @inline(never)
+    private mutating func readRecordInAnyForm(depth: Int, start: Int, deletion: inout Deletion?)
+        throws(WireFormatError) -> Record
+    {
         var recordName: String?
         var recordType: String?
         var changeTag: String?
@@ -83,6 +100,7 @@ struct WireRecordReader {
         var zoneID: ZoneID?
         var deleted = false
         var isErrorEntry = false
+        var relations = Relations()
         var fieldContext = FieldContext(recordStart: start)
         if try scanner.enterObject("a record object") {
             repeat {
@@ -125,6 +143,9 @@ struct WireRecordReader {
                 case .serverErrorCode:
                     isErrorEntry = detectsErrorEntries
                     try scanner.skipValue(depth: depth + 1)
+                case .parent, .share, .shortGUID, .publicPermission, .participants, .owner, .currentUserParticipant,
+                    .url:
+                    try readRelation(key, into: &relations, depth: depth + 1)
                 default:
                     try scanner.skipValue(depth: depth + 1)
                 }
@@ -149,7 +170,10 @@ struct WireRecordReader {
         let metadata = changeTag.map {
             RecordMetadata(changeTag: $0, zoneID: zone, created: created, modified: modified)
         }
-        return Record(recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+        var record = Record(
+            recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+        if !relations.isEmpty { relations.apply(to: &record) }
+        return record
     }
 
     /// Reads a record dictionary laid out exactly as the writer writes it
@@ -157,7 +181,10 @@ struct WireRecordReader {
     /// ``JSONWriter/writeRecord(_:)``) without looking up any key, or returns
     /// `nil` for anything else, which the general reader then reads from
     /// the start. Its values are checked as strictly as ever, and errors in
-    /// them are thrown as the general reader would throw them.
+    /// them are thrown as the general reader would throw them. It stops
+    /// after the zone: what follows (the closing brace, or a parent) is the
+    /// caller's, so that the record is built here exactly once, without
+    /// a branch after it that makes the optimiser copy its stamps.
     private mutating func readRecordInWriterForm(depth: Int) -> Record? {
         guard scanner.consume(#"{"recordName":""#) else { return nil }
         scanner.position &-= 1
@@ -196,7 +223,8 @@ struct WireRecordReader {
             guard let name = readPlainRepeatedName() else { return nil }
             owner = name
         }
-        guard scanner.consume("}}") else { return nil }
+        // The record's closing brace is the caller's: a parent may come first.
+        guard scanner.consume("}") else { return nil }
         lastRecordHadZoneID = true
         let zone = ZoneID(zoneName: zoneName, ownerRecordName: owner)
         var metadata: RecordMetadata?
@@ -204,6 +232,16 @@ struct WireRecordReader {
             metadata = RecordMetadata(changeTag: changeTag, zoneID: zone, created: created, modified: modified)
         }
         return Record(recordType: recordType, recordName: recordName, zoneID: zone, fields: fields, metadata: metadata)
+    }
+
+    /// The rest of a record in the writer's form that has a parent, after
+    /// its zone: `,"parent":{"recordName":…}}`.
+    @inline(never)
+    private mutating func readParentInWriterForm() -> String? {
+        guard scanner.consume(#","parent":{"recordName":""#) else { return nil }
+        scanner.position &-= 1
+        guard let name = readPlainString(), scanner.consume("}}") else { return nil }
+        return name
     }
 
     /// The rest of a stamp in the writer's form, after `{"timestamp":`.
@@ -261,7 +299,7 @@ struct WireRecordReader {
     /// object usually has, in the compact form the writer produces; any other
     /// spelling goes the general way. An unknown key is checked for valid UTF-8.
     @inline(__always)
-    private mutating func nextKey(_ fast: (inout JSONScanner) -> WireKey?) throws(WireFormatError) -> WireKey {
+    mutating func nextKey(_ fast: (inout JSONScanner) -> WireKey?) throws(WireFormatError) -> WireKey {
         if let key = fast(&scanner) { return key }
         let span = try scanner.memberKey()
         let key = scanner.withContents(of: span, WireKey.match)
@@ -271,7 +309,7 @@ struct WireRecordReader {
 
     /// Runs `body`, prefixing the message of its error with `what`.
     @inline(__always)
-    private mutating func context<T>(
+    mutating func context<T>(
         _ what: @autoclosure () -> String, _ body: (inout Self) throws(WireFormatError) -> T
     ) throws(WireFormatError) -> T {
         do {
@@ -795,7 +833,7 @@ struct WireRecordReader {
         return data
     }
 
-    private mutating func readOptionalString() throws(WireFormatError) -> String? {
+    mutating func readOptionalString() throws(WireFormatError) -> String? {
         try scanner.skipNull() ? nil : scanner.readString()
     }
 
@@ -842,7 +880,7 @@ struct WireRecordReader {
     }
 
     /// Reads `{"zoneName": …, "ownerRecordName": …}`.
-    private mutating func readZoneID(depth: Int) throws(WireFormatError) -> ZoneID {
+    mutating func readZoneID(depth: Int) throws(WireFormatError) -> ZoneID {
         _ = try scanner.peek("a zone ID object")
         let start = scanner.position
         var name: String?
@@ -870,7 +908,7 @@ struct WireRecordReader {
     }
 
     /// Reads `{"recordName": …, "zoneID": …, "action": …}`; a missing action is `NONE`.
-    private mutating func readReference(depth: Int) throws(WireFormatError) -> Reference {
+    mutating func readReference(depth: Int) throws(WireFormatError) -> Reference {
         _ = try scanner.peek("a reference object")
         let start = scanner.position
         var name: String?

@@ -9,6 +9,16 @@ enum WireText {
     static var created: StaticString { #","created":"# }
     static var modified: StaticString { #","modified":"# }
     static var zoneID: StaticString { #","zoneID":"# }
+    static var parent: StaticString { #","parent":{"recordName":"# }
+    static var share: StaticString { #","share":{"recordName":"# }
+
+    // A share record's keys, after the zone.
+    static var shortGUID: StaticString { #","shortGUID":"# }
+    static var publicPermission: StaticString { #","publicPermission":"# }
+    static var participants: StaticString { #","participants":["# }
+    static var owner: StaticString { #","owner":"# }
+    static var currentUserParticipant: StaticString { #","currentUserParticipant":"# }
+    static var url: StaticString { #","url":"# }
 
     // Stamps: {"timestamp":…,"userRecordName":…,"deviceID":…}
     static var stampOpen: StaticString { #"{"timestamp":"# }

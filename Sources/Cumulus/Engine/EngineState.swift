@@ -99,6 +99,9 @@ struct EngineMeta: Sendable, Equatable {
     /// Whether a fetch of the account's zone went to its end: until then
     /// the replica may lack records the server has.
     var fetched = false
+    /// The epoch of the zone's marker when the engine last created or found
+    /// it (engines whose zone may hold other record types; see ``ZoneMarker``).
+    var zoneEpoch: String?
     /// The format the document was read in (``format`` once written).
     var format = Self.format
 
@@ -114,6 +117,10 @@ struct EngineMeta: Sendable, Equatable {
         writer.appendRaw(zoneReady ? "true" : "false")
         writer.appendRaw(",\"fetched\":")
         writer.appendRaw(fetched ? "true" : "false")
+        if let zoneEpoch {
+            writer.appendRaw(",\"zoneEpoch\":")
+            writer.appendString(zoneEpoch)
+        }
         writer.append(byte: UInt8(ascii: "}"))
         return writer.bytes
     }
@@ -136,6 +143,7 @@ struct EngineMeta: Sendable, Equatable {
             case ("syncToken", .string(let token)): syncToken = SyncToken(rawValue: token)
             case ("zoneReady", .bool(let ready)): zoneReady = ready
             case ("fetched", .bool(let fetched)): self.fetched = fetched
+            case ("zoneEpoch", .string(let epoch)): zoneEpoch = epoch
             case ("format", .number(let version)):
                 guard let known = Int(version), (1...Self.format).contains(known) else {
                     throw JournalError(.unsupportedVersion, "engine metadata format \(version)")

@@ -22,6 +22,13 @@ extension Replica {
         for (entry, prepared) in zip(entries, fetched) {
             switch entry {
             case .record(let record):
+                if record.recordType == ShareDetails.recordType {
+                    // The share changed, a permission perhaps: what it refused is tried again.
+                    for (name, error) in refused where error.code == .accessDenied { refused[name] = nil }
+                    continue
+                }
+                // In a zone shared by several engines, the others' records are theirs.
+                guard record.recordType == Model.cloudRecordType else { continue }
                 let name = record.recordName
                 seen?.insert(name)
                 guard let prepared else { continue }
@@ -117,6 +124,46 @@ extension Replica {
         // The replica keeps what it showed: the first fetch stays done.
         effects.append(updateMeta { $0 = EngineMeta(user: $0.user, fetched: $0.fetched) })
         effects.events.append(.zoneRecreated)
+        return effects
+    }
+
+    /// Drops local changes the app gives up (a change the server refused,
+    /// for instance): each model goes back to the version the server last
+    /// had, or away when it had none. A change sent and not answered may
+    /// have arrived, so it is kept.
+    mutating func discard(_ names: [String]) -> Effects {
+        var effects = Effects()
+        for name in names where pending[name] != nil && inDoubt[name] == nil {
+            clearPending(name, &effects)
+            if let model = server[name]?.model {
+                effects.updated.append(model)
+            } else {
+                effects.deleted.append(name)
+            }
+        }
+        return effects
+    }
+
+    /// The shared zone is out of reach (the participant was removed, left,
+    /// or the owner stopped sharing): every shared model leaves the replica
+    /// and the journal, and the local changes that can no longer reach the
+    /// server are reported as discarded. Nothing is reported twice: a
+    /// replica with nothing of the zone left says nothing.
+    mutating func loseSharedZone() -> Effects {
+        var effects = Effects()
+        let discarded = pending.keys.sorted()
+        let vanished = Set(server.keys).union(pendingModels.keys).sorted()
+        guard !vanished.isEmpty || !discarded.isEmpty || meta.syncToken != nil else { return effects }
+        for name in Array(pending.keys) {
+            settle(name, &effects)
+            clearPending(name, &effects)
+        }
+        for name in Array(server.keys) { removeServer(name, &effects) }
+        for name in Array(inDoubt.keys) { settle(name, &effects) }
+        refused.removeAll()
+        effects.append(updateMeta { $0 = EngineMeta(user: $0.user) })
+        effects.events.append(.shareLost(discardedChanges: discarded))
+        effects.deleted = vanished
         return effects
     }
 

@@ -3,9 +3,21 @@ import CloudCodable
 /// How a ``SyncEngine`` syncs: when, in what batches, how it retries, and
 /// the clock it measures time with.
 public struct SyncConfiguration: Sendable {
-    /// The zone of the private database the engine syncs; `nil` means a zone
-    /// named after the model's record type.
+    /// The zone the engine syncs; `nil` means a zone named after the
+    /// model's record type.
+    ///
+    /// Engines of several model types share a zone by giving it the same
+    /// name (models whose ``CloudCodable/cloudParentIdentifier`` names
+    /// another model must live in that model's zone). Each engine still
+    /// fetches and keeps only its own record type. An own zone named otherwise
+    /// than the model's record type holds a small marker record (type
+    /// `CumulusZoneMarker`), which lets each engine tell a zone that another
+    /// engine created again after it was deleted, and send its records again.
     public var zoneName: String?
+    /// The user whose zone it is, for an engine on the shared database: the
+    /// `ownerRecordName` of the zone a share gave access to
+    /// (``ShareMetadata/zoneID``). `nil` for the signed-in user's own zone.
+    public var zoneOwner: String?
     /// Whether the engine syncs on its own: after uploads, when the server
     /// notifies a change, and every ``pollInterval``. When `false`, it
     /// syncs only when ``SyncEngine/sync()`` is called.
@@ -37,6 +49,13 @@ public struct SyncConfiguration: Sendable {
     /// directory to let go (see ``SyncEngine/init(database:directory:configuration:)``);
     /// tests of the refusal shorten it.
     @_spi(Testing) public var directoryWait: Duration = Journal.releaseWait
+
+    /// A configuration for the zone a share gave access to, with the
+    /// defaults otherwise: give it to an engine on the shared database.
+    public init(sharedZone zoneID: ZoneID) {
+        self.init(zoneName: zoneID.zoneName)
+        zoneOwner = zoneID.ownerRecordName
+    }
 
     /// Creates a configuration.
     public init(

@@ -6,7 +6,8 @@ extension SyncEngine {
     /// applying a page.
     static func prepare(_ entries: [RecordResult]) async throws -> [Replica<Model>.Fetched?] {
         try await parallelMap(entries, minimumCount: 64) { entry in
-            guard case .record(let record) = entry else { return nil }
+            // Another engine's record type in a shared zone is not this engine's to decode.
+            guard case .record(let record) = entry, record.recordType == Model.cloudRecordType else { return nil }
             return Replica<Model>.Fetched(
                 json: Result { try WireFormat.encode(record) },
                 model: Result { try RecordDecoder().decode(Model.self, from: record) })

@@ -269,7 +269,8 @@ extension SyncEngine {
             switch action {
             case .persist, .persistBehind, .settleJournal, .publish, .release, .firstFetchCompleted, .status, .fetch:
                 break
-            case .checkAccount, .createZone, .send, .lookUp, .wait, .finish: stopReadingAhead()
+            case .checkAccount, .createZone, .markZone, .readZoneMarker, .send, .lookUp, .wait, .finish:
+                stopReadingAhead()
             }
             switch action {
             case .persist(let effects):
@@ -304,6 +305,10 @@ extension SyncEngine {
                 event = .accountChecked(try await attempt { try await self.checkAccount(reusing: reusable) })
             case .createZone(let zoneID, let subscription):
                 event = .zoneCreated(try await attempt { try await self.createZone(zoneID, subscription) })
+            case .markZone:
+                event = .zoneMarked(try await attempt { try await self.markZone() })
+            case .readZoneMarker:
+                event = .zoneMarkerRead(try await attempt { try await self.readZoneMarker() })
             case .send(let operations):
                 event = .sent(
                     try await attempt {
@@ -322,9 +327,9 @@ extension SyncEngine {
                 if readAhead, case .success(.success(let page)?) = answer, page.moreComing,
                     !page.records.isEmpty || page.syncToken != request.syncToken
                 {
-                    startReadingAhead(
-                        ZoneChangesRequest(
-                            zoneID: request.zoneID, syncToken: page.syncToken, resultsLimit: request.resultsLimit))
+                    var next = request
+                    next.syncToken = page.syncToken
+                    startReadingAhead(next)
                 }
                 var prepared: [Replica<Model>.Fetched?] = []
                 if case .success(let result?) = answer {

@@ -26,7 +26,8 @@ import Foundation
 public actor SyncEngine<Model: CloudCodable> {
     let database: any CloudDatabase
     let configuration: SyncConfiguration
-    /// The zone of the private database this engine syncs.
+    /// The zone this engine syncs: of the signed-in user's private
+    /// database, or, on the shared database, another user's zone.
     public nonisolated let zoneID: ZoneID
     let journal: Journal
 
@@ -80,7 +81,8 @@ public actor SyncEngine<Model: CloudCodable> {
     {
         self.database = database
         self.configuration = configuration
-        let zoneID = ZoneID(zoneName: configuration.zoneName ?? Model.cloudRecordType)
+        let zoneID = ZoneID(
+            zoneName: configuration.zoneName ?? Model.cloudRecordType, ownerRecordName: configuration.zoneOwner)
         self.zoneID = zoneID
         let settings = Replica<Model>.Settings(
             zoneID: zoneID, encoder: RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID),
@@ -89,7 +91,10 @@ public actor SyncEngine<Model: CloudCodable> {
         journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
         let sessionSettings = SyncSession<Model>.Settings(
             batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,
-            retryPolicy: configuration.retryPolicy, random: configuration.random)
+            retryPolicy: configuration.retryPolicy, random: configuration.random,
+            isSharedZone: database.scope == .shared,
+            // Another user's zone is never created nor marked by this engine.
+            marksZone: database.scope != .shared && zoneID.zoneName != Model.cloudRecordType)
         session = SyncSession(replica: Replica(settings: settings), settings: sessionSettings)
         session = SyncSession(
             replica: try await Replica.load(journal.takeLoadedDocuments(), settings: settings),

@@ -54,6 +54,11 @@ public enum SyncEvent: Sendable, Hashable {
     /// The signed-in user changed; the previous user's local data was
     /// cleared, including these changes that had not reached the server.
     case accountChanged(previousUser: String?, newUser: String?, discardedChanges: [String])
+    /// The engine's shared zone is out of reach: the owner removed the
+    /// user or stopped sharing, or the user left. Its models were removed
+    /// from this device (``SyncEngine/changes`` reports them deleted), with
+    /// these local changes that had not reached the server.
+    case shareLost(discardedChanges: [String])
     /// The zone was missing on the server and was created again; every
     /// local record is being sent again.
     case zoneRecreated

@@ -23,6 +23,14 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         /// one; off where requests must happen one at a time (a
         /// simulation that replays a seed).
         var readsAhead = true
+        /// Whether the zone is another user's, reached through a share: it
+        /// is never created, and when the server no longer answers it the
+        /// share was lost, not the zone.
+        var isSharedZone = false
+        /// Whether the zone may hold other engines' record types: it then
+        /// carries a marker record (see ``ZoneMarker``) that tells a zone
+        /// another engine created again from a sync token that expired.
+        var marksZone = false
     }
 
     /// What happened since the last actions.
@@ -31,6 +39,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case accountChecked(Result<AccountCheck, CloudError>)
         /// The zone's creation (its subscription's failure does not count).
         case zoneCreated(Result<Void, CloudError>)
+        /// The epoch of the zone's marker, made now or found.
+        case zoneMarked(Result<String, CloudError>)
+        /// The epoch of the zone's marker, `nil` when it has none.
+        case zoneMarkerRead(Result<String?, CloudError>)
         /// The answer to the last batch.
         case sent(Result<[RecordResult], CloudError>)
         /// A looked-up record, `nil` when the server has none.
@@ -50,6 +62,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case checkAccount(reusing: AccountCheck?)
         /// Create the zone and, as a convenience, its subscription.
         case createZone(ZoneID, Subscription)
+        /// Create the zone's marker unless it has one, and answer its epoch.
+        case markZone
+        /// Look up the epoch of the zone's marker.
+        case readZoneMarker
         /// Send one `records/modify` request.
         case send([RecordOperation])
         /// Look up one record.
@@ -114,6 +130,9 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     enum Awaiting: Sendable {
         case account(AccountCheckReason)
         case zone(Resume)
+        case marker(Resume)
+        /// The marker's epoch, after a sync token expired.
+        case markerCheck
         case answer([Replica<Model>.SentChange])
         /// A lookup of a conflict's record, the others to look up after it,
         /// and what the batch's answers left to do.
@@ -264,10 +283,11 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case (.account(let check), .accountChecked(let result)):
             return accountChecked(result, for: check)
         case (.zone(let resume), .zoneCreated(let result)):
-            switch result {
-            case .failure(let error): return failed(error)
-            case .success: return [.persist(replica.updateMeta { $0.zoneReady = true })] + resumed(resume)
-            }
+            return zoneCreated(result, then: resume)
+        case (.marker(let resume), .zoneMarked(let result)):
+            return zoneMarked(result, then: resume)
+        case (.markerCheck, .zoneMarkerRead(let result)):
+            return zoneMarkerRead(result)
         case (.answer(let batch), .sent(let result)):
             return answered(batch, result)
         case (.lookup(let change, let rest, let outcome), .lookedUp(let result)):
@@ -387,7 +407,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// Creates the engine's zone and its subscription the first time.
     private mutating func ensureZone(then resume: Resume) -> [Action] {
-        guard replica.meta.zoneReady else {
+        guard replica.meta.zoneReady || settings.isSharedZone else {
             run?.awaiting = .zone(resume)
             let subscription = Subscription(subscriptionID: "cumulus.\(zoneID.zoneName)", zoneID: zoneID)
             return [.createZone(zoneID, subscription)]
@@ -395,11 +415,52 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         return resumed(resume)
     }
 
+    private mutating func zoneCreated(_ result: Result<Void, CloudError>, then resume: Resume) -> [Action] {
+        switch result {
+        case .failure(let error): return failed(error)
+        case .success:
+            guard settings.marksZone else {
+                return [.persist(replica.updateMeta { $0.zoneReady = true })] + resumed(resume)
+            }
+            run?.awaiting = .marker(resume)
+            return [.markZone]
+        }
+    }
+
+    /// The zone is ready once its marker's epoch is known.
+    private mutating func zoneMarked(_ result: Result<String, CloudError>, then resume: Resume) -> [Action] {
+        switch result {
+        case .failure(let error): return failed(error)
+        case .success(let epoch):
+            let ready = replica.updateMeta {
+                $0.zoneReady = true
+                $0.zoneEpoch = epoch
+            }
+            return [.persist(ready)] + resumed(resume)
+        }
+    }
+
+    /// After an expired token: the epoch this engine knows means the same
+    /// zone, fetched again; another (or none) means a zone created again.
+    private mutating func zoneMarkerRead(_ result: Result<String?, CloudError>) -> [Action] {
+        switch result {
+        case .failure(let error): return failed(error)
+        case .success(let epoch) where epoch == replica.meta.zoneEpoch: return refetchWholeZone()
+        case .success:
+            // Another engine created the zone again: this one's records went with the old one.
+            return [.settleJournal] + recreateZone(then: .afterFetch)
+        }
+    }
+
     /// The zone vanished from the server: once the account is known to be
     /// still the replica's, create it again and queue every local record to
     /// be sent again.
     private mutating func recreateZone(then resume: Resume) -> [Action] {
-        awaitAccount(.beforeRecreation(resume))
+        guard !settings.isSharedZone else {
+            // Removed, left, or the share stopped: the shared models leave this device.
+            return [.settleJournal, .persist(replica.loseSharedZone()), .publish(.pendingChanges(0))] + endPass()
+        }
+        return awaitAccount(.beforeRecreation(resume))
     }
 
     private mutating func resumed(_ resume: Resume) -> [Action] {
@@ -500,7 +561,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         run?.awaiting = .page
         return [
             .fetch(
-                ZoneChangesRequest(zoneID: zoneID, syncToken: run?.token, resultsLimit: settings.fetchResultsLimit),
+                ZoneChangesRequest(
+                    zoneID: zoneID, syncToken: run?.token, resultsLimit: settings.fetchResultsLimit,
+                    desiredRecordTypes: settings.isSharedZone
+                        ? [Model.cloudRecordType, ShareDetails.recordType] : [Model.cloudRecordType]),
                 readAhead: settings.readsAhead)
         ]
     }
@@ -517,11 +581,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case .failure(let error) where error.code == .zoneNotFound:
             return [.settleJournal] + recreateZone(then: .afterFetch)
         case .failure(let error) where error.code == .changeTokenExpired && run?.seen == nil:
-            // Fetch everything again; what the server no longer has is
-            // removed once the whole zone has been seen.
-            run?.seen = []
-            run?.token = nil
-            return [.publish(.fullRefetch)] + requestPage()
+            guard settings.marksZone, replica.meta.zoneEpoch != nil else { return refetchWholeZone() }
+            // The zone may have been deleted and created again by an engine of another record type.
+            run?.awaiting = .markerCheck
+            return [.readZoneMarker]
         case .failure(let error):
             return failed(error)
         }
@@ -544,6 +607,14 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         let actions: [Action] = [.persistBehind(effects)]
         if !page.moreComing || stalled { return actions + [.settleJournal] + fetchDone() }
         return actions + requestPage()
+    }
+
+    /// Fetches everything again; what the server no longer has is removed
+    /// once the whole zone has been seen.
+    private mutating func refetchWholeZone() -> [Action] {
+        run?.seen = []
+        run?.token = nil
+        return [.publish(.fullRefetch)] + requestPage()
     }
 
     private mutating func fetchDone() -> [Action] {

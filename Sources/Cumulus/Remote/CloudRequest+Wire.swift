@@ -15,9 +15,19 @@ extension CloudRequest {
             switch self {
             case .listZones, .listSubscriptions, .currentUser:
                 return nil
-            case .resolveShares, .acceptShares, .lookupUsersByEmail, .lookupUsersByID, .discoverUsers:
-                // WIP(sharing-wire): the bodies of sharing's and user lookup's requests.
-                throw CloudError(.badRequest, reason: "\(operation.rawValue) cannot be written yet")
+            case .resolveShares(let lookups), .acceptShares(let lookups):
+                Self.writeShareLookups(lookups, to: &writer)
+            case .lookupUsersByEmail(let addresses):
+                Self.writeUsers(addresses, key: #"{"emailAddress":"#, to: &writer)
+            case .lookupUsersByID(let names):
+                Self.writeUsers(names, key: #"{"userRecordName":"#, to: &writer)
+            case .discoverUsers(let infos):
+                writer.appendRaw(#"{"lookupInfos":["#)
+                for index in infos.indices {
+                    if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
+                    writer.appendLookupInfo(infos[index])
+                }
+                writer.appendRaw("]}")
             case .modifyRecords(let operations, let zoneID, let atomic):
                 writer = JSONWriter(capacity: 256 + operations.count * 512)
                 try Self.writeModifyRecords(operations, zoneID: zoneID, atomic: atomic, to: &writer)
@@ -100,6 +110,36 @@ extension CloudRequest {
             }
             return writer.bytes
         }
+    }
+
+    /// `{"shortGUIDs":[{"value":…,"shouldFetchRootRecord":true,"rootRecordDesiredKeys":[…]}]}`,
+    /// the last two only when they ask for something.
+    private static func writeShareLookups(_ lookups: [ShareLookup], to writer: inout JSONWriter) {
+        writer.appendRaw(#"{"shortGUIDs":["#)
+        for index in lookups.indices {
+            let lookup = lookups[index]
+            writer.appendRaw(index > 0 ? #",{"value":"# : #"{"value":"#)
+            writer.appendString(lookup.shortGUID)
+            if lookup.fetchRootRecord { writer.appendRaw(#","shouldFetchRootRecord":true"#) }
+            if let keys = lookup.rootRecordDesiredKeys {
+                writer.appendRaw(#","rootRecordDesiredKeys":"#)
+                writer.appendStrings(keys)
+            }
+            writer.append(byte: UInt8(ascii: "}"))
+        }
+        writer.appendRaw("]}")
+    }
+
+    /// `{"users":[{key:…},…]}`, `key` being the opening of each item up to its value.
+    private static func writeUsers(_ values: [String], key: StaticString, to writer: inout JSONWriter) {
+        writer.appendRaw(#"{"users":["#)
+        for index in values.indices {
+            if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
+            writer.appendRaw(key)
+            writer.appendString(values[index])
+            writer.append(byte: UInt8(ascii: "}"))
+        }
+        writer.appendRaw("]}")
     }
 
     private static func writeModifyRecords(

@@ -31,9 +31,19 @@ extension CloudResponse {
             guard let results else { throw reader.missing("records", in: "the answer", at: 0) }
             return .records(results)
         case .queryRecords: return .query(try readQueryResult(&reader))
-        case .resolveShares, .acceptShares, .lookupUsersByEmail, .lookupUsersByID, .discoverUsers:
-            // WIP(sharing-wire): the answers of sharing's and user lookup's requests.
-            throw reader.error("\(operation.rawValue) cannot be read yet", at: 0)
+        case .resolveShares, .acceptShares: return .shares(try readShareResults(&reader))
+        case .lookupUsersByEmail, .lookupUsersByID, .discoverUsers:
+            var users: [UserIdentity]?
+            try reader.readObject("the answer") { reader, key in
+                guard key == "users" else { return try reader.skipValue() }
+                var list: [UserIdentity] = []
+                try reader.readArray("'users'") { reader in
+                    list.append(try reader.readUserIdentity("user \(list.count)"))
+                }
+                users = list
+            }
+            guard let users else { throw reader.missing("users", in: "the answer", at: 0) }
+            return .users(users)
         case .fetchZoneChanges: return .zoneChanges(try readZoneChanges(&reader))
         case .fetchDatabaseChanges, .fetchChangedZones: return .databaseChanges(try readDatabaseChanges(&reader))
         case .fetchRecordChanges:
@@ -63,14 +73,7 @@ extension CloudResponse {
             return .subscriptions(subscriptions)
         case .lookupSubscriptions, .modifySubscriptions:
             return .subscriptionResults(try readSubscriptionResults(&reader))
-        case .currentUser:
-            var name: String?
-            try reader.readObject("the answer") { reader, key in
-                guard key == "userRecordName" else { return try reader.skipValue() }
-                name = try reader.readString("userRecordName, a string")
-            }
-            guard let name else { throw reader.missing("userRecordName", in: "the answer", at: 0) }
-            return .user(UserIdentity(userRecordName: name))
+        case .currentUser: return .user(try reader.readUserIdentity("the answer"))
         case .createToken:
             var members: [String: String] = [:]
             try reader.readObject("the answer") { reader, key in
@@ -118,6 +121,21 @@ extension CloudResponse {
             }
         }
         return (results, lacksZone)
+    }
+
+    /// Reads `{"results":[…]}`, the answer of `records/resolve` and `records/accept`.
+    private static func readShareResults(_ reader: inout WireBodyReader) throws -> [ShareResult] {
+        var results: [ShareResult]?
+        try reader.readObject("the answer") { reader, key in
+            guard key == "results" else { return try reader.skipValue() }
+            var list: [ShareResult] = []
+            try reader.readArray("'results'") { reader in
+                list.append(try ShareResult.read(&reader, "result \(list.count)"))
+            }
+            results = list
+        }
+        guard let results else { throw reader.missing("results", in: "the answer", at: 0) }
+        return results
     }
 
     private static func readQueryResult(_ reader: inout WireBodyReader) throws -> QueryResult {

@@ -74,8 +74,13 @@ public enum NameRules {
             for info in infos {
                 if let name = info.userRecordName { try check(name, "a user record name") }
             }
+        case .resolveShares(let lookups), .acceptShares(let lookups):
+            for lookup in lookups {
+                try check(lookup.shortGUID, "a share's shortGUID")
+                try check(lookup.rootRecordDesiredKeys, "a desired key")
+            }
         case .fetchDatabaseChanges, .fetchChangedZones, .listZones, .listSubscriptions, .currentUser, .createToken,
-            .resolveShares, .acceptShares, .lookupUsersByEmail:
+            .lookupUsersByEmail:
             break
         }
     }
@@ -84,6 +89,14 @@ public enum NameRules {
         try check(record.recordName, "a record name")
         try check(record.recordType, "the record type of '\(record.recordName)'")
         try check(record.zoneID)
+        if let parent = record.parent { try check(parent, "the parent of '\(record.recordName)'") }
+        if let share = record.share { try check(share, "the share of '\(record.recordName)'") }
+        for participant in record.shareDetails?.participants ?? [] {
+            for name in [participant.participantID, participant.userRecordName, participant.lookupInfo?.userRecordName]
+            {
+                if let name { try check(name, "a participant of '\(record.recordName)'") }
+            }
+        }
         let fields = record.fields
         for position in fields.indices {
             let name = fields.name(at: position)

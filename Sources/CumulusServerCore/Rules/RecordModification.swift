@@ -10,6 +10,10 @@ struct ModifyOutcome: Sendable {
     var subscriptions: [StoredSubscription] = []
     /// Field types the schema did not have.
     var newFieldTypes: [StoredFieldType] = []
+    /// The database that owns the zone (the owner's, for a write through the shared database).
+    var key: DatabaseKey? = nil
+    /// The participants' shared databases whose zone history the write changed.
+    var sharedDatabases: [DatabaseKey] = []
 }
 
 /// A write that gave a field another type than the one storage holds; the
@@ -33,30 +37,38 @@ struct RecordModification: Sendable {
     var recordSizeLimit: Int
     var schema: Schema
     var now: Date
+    /// The base of share URLs, if any.
+    var publicURL: String?
 
-    private enum Change: Sendable {
+    enum Change: Sendable {
         case save(Record, desiredKeys: [String]?)
         case delete(String, zoneID: ZoneID)
+        /// A participant deletes a share record from its shared database: it leaves the share.
+        case leave(String, zoneID: ZoneID)
     }
 
-    private typealias Plan = Result<Change, CloudError>
+    typealias Plan = Result<Change, CloudError>
 
     func run(_ transaction: any StorageTransaction) async throws -> ModifyOutcome {
-        guard var database = try await transaction.database(context.key) else {
+        if context.key.scope != .shared, try await transaction.database(context.key) == nil {
             throw CloudError(.internalError, reason: "the database has no row")
         }
-        guard let zoneName = context.ownZoneName(requestZoneID),
-            var zone = try await transaction.zones(inDatabase: database.id, named: [zoneName]).first
+        guard let access = try await ZoneAccess.open(requestZoneID, context: context, readingShares: true, transaction)
         else {
             return ModifyOutcome(
                 results: operations.map {
                     .failure(ServerLimits.zoneNotFound(requestZoneID, recordName: $0.record.recordName))
                 })
         }
+        var database = access.database
+        let zone = access.zone
+        let zoneName = zone.name
+        // Writes through a share count toward the owner's storage.
+        let quotaUser = context.key.scope == .shared ? access.key.owner : context.user
         var quotaExceeded = false
-        if let user = context.user {
+        if let quotaUser {
             quotaExceeded = try await transaction.isQuotaExceeded(
-                user: user, container: context.key.container, environment: context.key.environment)
+                user: quotaUser, container: context.key.container, environment: context.key.environment)
         }
         let names = operations.map(\.record.recordName).filter { !$0.isEmpty }
         var rows: [ExactName: StoredRecord] = [:]
@@ -65,9 +77,11 @@ struct RecordModification: Sendable {
         let stamp = RecordStamp(date: now, userRecordName: context.user)
         var plans = operations.map { operation in
             plan(
-                operation, existing: rows[ExactName(operation.record.recordName)], zoneName: zoneName, stamp: stamp,
+                operation, existing: rows[ExactName(operation.record.recordName)], access: access, stamp: stamp,
                 quotaExceeded: quotaExceeded)
         }
+        var sharing = ShareModification(access: access, context: context, publicURL: publicURL)
+        try await sharing.plan(&plans, rows: rows, transaction)
         try await validateReferences(&plans, zoneName: zoneName, rows: rows, database: database, transaction)
 
         // In the default zone a request is never atomic (CloudKit's atomic
@@ -85,7 +99,9 @@ struct RecordModification: Sendable {
         }
 
         var applier = Applier(zone: zone, rows: rows, transaction: transaction)
+        applier.membership = sharing.membership
         var results: [RecordResult] = []
+        var leaves = Set<ExactName>()
         var newFieldTypes: [ExactName: [ExactName: StoredFieldType]] = [:]
         for plan in plans {
             switch plan {
@@ -93,8 +109,8 @@ struct RecordModification: Sendable {
             case .success(.save(let record, let desiredKeys)):
                 // A live record keeps its creator; a new one (or one over a tombstone) is the writer's.
                 let existing = rows[ExactName(record.recordName)].flatMap { $0.record != nil ? $0 : nil }
-                let saved = applier.save(record, creator: existing.map { $0.creator } ?? context.user)
-                results.append(.record(saved.keeping(desiredKeys)))
+                let saved = try await applier.save(record, creator: existing.map { $0.creator } ?? context.user)
+                results.append(.record(access.present(saved, to: context.user).keeping(desiredKeys)))
                 // An empty list says nothing of which list it is: it teaches no type.
                 let fields = saved.fields
                 for position in fields.indices where !fields.isEmptyList(at: position) {
@@ -108,29 +124,27 @@ struct RecordModification: Sendable {
             case .success(.delete(let name, let zoneID)):
                 try await applier.deleteCascading(name)
                 results.append(.deleted(recordName: name, zoneID: zoneID))
+            case .success(.leave(let name, let zoneID)):
+                leaves.insert(ExactName(name))
+                results.append(.deleted(recordName: name, zoneID: zoneID))
             }
         }
+        try await sharing.finish(&applier, leaves: leaves, transaction)
         guard !applier.pending.isEmpty else {
             return ModifyOutcome(results: results)
         }
-        zone = applier.zone
-        try await transaction.saveRecords(
-            applier.pending.values.sorted { $0.serial < $1.serial }, inZone: zone.id)
-        try await transaction.updateZone(zone)
-        database.serial += 1
-        try await transaction.logZoneChanges(
-            [ZoneLogEntry(zoneName: zoneName, serial: database.serial, deleted: false)], inDatabase: database.id)
-        try await transaction.updateDatabase(database)
+        try await applier.commit(in: &database)
         let types = newFieldTypes.values.flatMap(\.values).sorted {
             (ExactName($0.recordType), ExactName($0.fieldName)) < (ExactName($1.recordType), ExactName($1.fieldName))
         }
         try await transaction.addFieldTypes(
             types, container: context.key.container, environment: context.key.environment)
         try await checkStoredTypes(of: types, transaction)
+        let sharedDatabases = try await sharing.logParticipants(applier.pending.values, transaction)
         return ModifyOutcome(
             results: results, changedZone: zoneName,
             subscriptions: try await transaction.subscriptions(inDatabase: database.id, user: nil),
-            newFieldTypes: types)
+            newFieldTypes: types, key: access.key, sharedDatabases: sharedDatabases)
     }
 
     /// Throws ``SchemaConflict`` when a field this request typed first has
@@ -169,9 +183,10 @@ struct RecordModification: Sendable {
 
     /// Works out what one operation does to the zone as it stands, or why it fails.
     private func plan(
-        _ operation: RecordOperation, existing row: StoredRecord?, zoneName: String, stamp: RecordStamp,
+        _ operation: RecordOperation, existing row: StoredRecord?, access: ZoneAccess, stamp: RecordStamp,
         quotaExceeded: Bool
     ) -> Plan {
+        let zoneName = access.zone.name
         let existing = row?.record
         let sent = operation.record
         var name = sent.recordName
@@ -184,9 +199,33 @@ struct RecordModification: Sendable {
             guard operation.type == .create else { return failure(.badRequest, "the record has no name") }
             name = UUID().uuidString
         }
-        guard let sentZone = context.ownZoneName(sent.zoneID), sentZone.isExactly(zoneName) else {
+        guard let sentZone = context.target(sent.zoneID), sentZone.key == access.key,
+            sentZone.zoneName.isExactly(zoneName)
+        else {
             return failure(
                 .badRequest, "the record's zone '\(sent.zoneID.zoneName)' is not the request's zone '\(zoneName)'")
+        }
+        if let participant = access.view.participant {
+            // Checked before anything that would tell a record outside the share apart from a missing one.
+            if let row, let stored = row.record {
+                guard let permission = access.view.permission(for: row.shareKey) else {
+                    return failure(.accessDenied, "the record is not in a share that \(participant) takes part in")
+                }
+                if ShareRules.isShare(stored.recordType) {
+                    return operation.type.isDelete
+                        ? .success(.leave(name, zoneID: access.zoneID))
+                        : failure(.accessDenied, "only the share's owner changes a share")
+                }
+                guard permission == .readWrite else {
+                    return failure(.accessDenied, "\(participant) may only read this share")
+                }
+                if operation.type.isDelete, stored.share != nil {
+                    return failure(.accessDenied, "only the owner deletes the root record of a shared hierarchy")
+                }
+            }
+            if ShareRules.isShare(sent.recordType) {
+                return failure(.accessDenied, "only a zone's owner shares its records")
+            }
         }
         if context.key.scope == .public, let row, row.record != nil, let refusal = Self.publicWriteRefusal(row, context)
         {
@@ -207,7 +246,7 @@ struct RecordModification: Sendable {
         if type == .create, let existing {
             return failure(.exists, "a record with this name already exists", serverRecord: existing)
         }
-        if type.isDelete { return .success(.delete(name, zoneID: ZoneID(zoneName: zoneName))) }
+        if type.isDelete { return .success(.delete(name, zoneID: access.zoneID)) }
 
         guard !sent.recordType.isEmpty else { return failure(.badRequest, "the record has no type") }
         if let existing, !existing.recordType.isExactly(sent.recordType) {
@@ -216,9 +255,16 @@ struct RecordModification: Sendable {
         if quotaExceeded { return failure(.quotaExceeded, "the user's storage is full") }
 
         var fields = sent.fields
+        var parent = sent.parent
+        var details = sent.shareDetails
         if type == .update || type == .forceUpdate, let existing {
             fields = existing.fields
             for (key, value) in sent.fields { fields[key] = value }
+            parent = parent ?? existing.parent
+            details = details ?? existing.shareDetails
+        }
+        if let parent {
+            guard !parent.isExactly(name) else { return failure(.badRequest, "a record cannot be its own parent") }
         }
         // Types are known without reading the values.
         let sentFields = sent.fields
@@ -239,9 +285,16 @@ struct RecordModification: Sendable {
         let metadata = RecordMetadata(
             changeTag: "", zoneID: ZoneID(zoneName: zoneName), created: existing?.metadata?.created ?? stamp,
             modified: stamp)
-        let record = Record(
+        var record = Record(
             recordType: sent.recordType, recordName: name, zoneID: ZoneID(zoneName: zoneName), fields: fields,
             metadata: metadata)
+        record.parent = parent
+        // The server keeps `share`: a client that does not know of it cannot
+        // clear it by saving the record; the share modification checks a new one.
+        record.share = sent.share ?? existing?.share
+        if ShareRules.isShare(sent.recordType) {
+            record.shareDetails = details ?? ShareDetails()
+        }
         return .success(.save(record, desiredKeys: operation.desiredKeys))
     }
 
@@ -257,6 +310,7 @@ struct RecordModification: Sendable {
             switch change {
             case .save(let record, _): saved.insert(ExactName(record.recordName))
             case .delete(let name, _): deleted.insert(ExactName(name))
+            case .leave: break
             }
         }
         let requestZone = ExactName(zoneName)
@@ -311,13 +365,16 @@ struct RecordModification: Sendable {
 
 /// Applies a modify's changes in order over the zone's rows, taking each
 /// change's serial from the zone, and keeps the rows to write at the end.
-private struct Applier {
+struct Applier {
     var zone: StoredZone
     /// The rows as they stood before the request, read so far.
     var rows: [ExactName: StoredRecord]
     let transaction: any StorageTransaction
     /// The rows the request writes, by name: each record's final state.
     var pending: [ExactName: StoredRecord] = [:]
+    /// The hierarchy share each saved record is in, by name, as the share
+    /// modification worked it out (absent: in none).
+    var membership: [ExactName: String] = [:]
 
     init(zone: StoredZone, rows: [ExactName: StoredRecord], transaction: any StorageTransaction) {
         self.zone = zone
@@ -331,18 +388,87 @@ private struct Applier {
         "\(String(zone.incarnation, radix: 36))-\(String(zone.serial, radix: 36))"
     }
 
-    mutating func save(_ record: Record, creator: String?) -> Record {
+    mutating func save(_ record: Record, creator: String?) async throws -> Record {
+        let name = ExactName(record.recordName)
+        let shareKey = membership[name]
+        let before = try await current(name)
         zone.serial += 1
         var saved = record
         saved.metadata?.changeTag = changeTag
-        pending[ExactName(record.recordName)] = StoredRecord(
+        pending[name] = StoredRecord(
             name: record.recordName, recordType: record.recordType, serial: zone.serial, creator: creator,
-            record: saved, deleteSelfTargets: saved.deleteSelfTargets)
+            record: saved, deleteSelfTargets: saved.deleteSelfTargets, parent: saved.parent, shareKey: shareKey,
+            formerShareKey: Self.formerShareKey(before: before, after: shareKey))
         return saved
     }
 
+    /// Writes the rows, the zone, and the zone's change in its database's history.
+    func commit(in database: inout StoredDatabase) async throws {
+        try await transaction.saveRecords(pending.values.sorted { $0.serial < $1.serial }, inZone: zone.id)
+        try await transaction.updateZone(zone)
+        database.serial += 1
+        try await transaction.logZoneChanges(
+            [ZoneLogEntry(zoneName: zone.name, serial: database.serial, deleted: false)], inDatabase: database.id)
+        try await transaction.updateDatabase(database)
+    }
+
+    /// The share a change takes a record out of, kept until the record is
+    /// back in it: its participants see the record as deleted, however late
+    /// they fetch.
+    static func formerShareKey(before: StoredRecord?, after shareKey: String?) -> String? {
+        let isSame = { (a: String?, b: String?) in a.map { x in b.map(x.isExactly) ?? false } ?? (b == nil) }
+        if let old = before?.shareKey, !isSame(old, shareKey) { return old }
+        if let former = before?.formerShareKey, !isSame(former, shareKey) { return former }
+        return nil
+    }
+
+    /// Rewrites the live descendants of the records whose hierarchy share
+    /// the request changed, down to the roots of other shares, so that each
+    /// row says which share covers it.
+    mutating func propagateMembership(from roots: [ExactName]) async throws {
+        var queue = roots
+        var visited = Set(roots)
+        while !queue.isEmpty {
+            let parents = queue
+            queue = []
+            let shareKeys = Dictionary(
+                parents.map { ($0, pending[$0]?.shareKey ?? rows[$0]?.shareKey) }, uniquingKeysWith: { a, _ in a })
+            for child in try await transaction.children(of: parents.map(\.string), inZone: zone.id) {
+                let name = ExactName(child.name)
+                guard visited.insert(name).inserted, let parent = child.parent else { continue }
+                // A record the request saved, and the root of another share, keep their own.
+                guard pending[name] == nil, child.record?.share == nil else { continue }
+                if rows[name] == nil { rows[name] = child }
+                let shareKey = shareKeys[ExactName(parent)] ?? nil
+                let isSame =
+                    shareKey.map { key in child.shareKey.map(key.isExactly) ?? false } ?? (child.shareKey == nil)
+                guard !isSame else { continue }
+                zone.serial += 1
+                var row = child
+                row.serial = zone.serial
+                row.formerShareKey = Self.formerShareKey(before: child, after: shareKey)
+                row.shareKey = shareKey
+                row.record?.metadata?.changeTag = changeTag
+                pending[name] = row
+                queue.append(name)
+            }
+        }
+    }
+
+    /// Rewrites a live record's row with a change the server makes (a
+    /// share's end, a participant's status), with a new serial and change tag.
+    mutating func rewrite(_ name: ExactName, _ change: (inout Record) -> Void) async throws {
+        guard var row = try await current(name), var record = row.record else { return }
+        change(&record)
+        zone.serial += 1
+        record.metadata?.changeTag = changeTag
+        row.record = record
+        row.serial = zone.serial
+        pending[name] = row
+    }
+
     /// The row of a record as the request has left it so far.
-    private mutating func current(_ name: ExactName) async throws -> StoredRecord? {
+    mutating func current(_ name: ExactName) async throws -> StoredRecord? {
         if let row = pending[name] { return row }
         if let row = rows[name] { return row }
         guard let row = try await transaction.records(named: [name.string], inZone: zone.id).first else { return nil }
@@ -359,7 +485,7 @@ private struct Applier {
             zone.serial += 1
             pending[next] = StoredRecord(
                 name: row.name, recordType: row.recordType, serial: zone.serial, creator: row.creator, record: nil,
-                deleteSelfTargets: [])
+                deleteSelfTargets: [], shareKey: row.shareKey, formerShareKey: row.formerShareKey)
             // Stored references stand for the records this request has not rewritten.
             let stored = try await transaction.deleteSelfReferrers(of: [next.string], inZone: zone.id)
                 .map(ExactName.init).filter { pending[$0] == nil }

@@ -10,6 +10,28 @@ extension RecordService {
             throw CloudError(.badRequest, reason: "changes/zone is not available in the public database")
         }
         let key = context.key
+        if key.scope == .shared {
+            return try await storage.read { transaction in
+                var results: [Result<ChangesPage, CloudError>] = []
+                for request in requests {
+                    guard
+                        let access = try await ZoneAccess.open(
+                            request.zoneID, context: context, readingShares: true, transaction)
+                    else {
+                        results.append(.failure(ServerLimits.zoneNotFound(request.zoneID, recordName: nil)))
+                        continue
+                    }
+                    do {
+                        var page = try await Self.changes(of: access.zone, request, transaction)
+                        try page.shared(through: access, viewer: context.user)
+                        results.append(.success(page))
+                    } catch let error as CloudError {
+                        results.append(.failure(error))
+                    }
+                }
+                return results
+            }
+        }
         return try await storage.read { transaction in
             guard let database = try await transaction.database(key) else { return [] }
             let names = Set(requests.compactMap { context.ownZoneName($0.zoneID).map(ExactName.init) })
@@ -99,12 +121,49 @@ extension RecordService {
             let moreComing = entries.count > limit
             let page = entries.prefix(limit)
             let end = moreComing ? (page.last?.serial ?? since) : database.serial
+            func zoneID(_ entry: ZoneLogEntry) -> ZoneID {
+                ZoneID(
+                    zoneName: entry.zoneName,
+                    ownerRecordName: entry.ownerRecordName.isEmpty ? nil : entry.ownerRecordName)
+            }
             return DatabaseChanges(
-                changedZones: page.filter { !$0.deleted }.map { ZoneID(zoneName: $0.zoneName) },
-                deletedZones: page.filter { $0.deleted }.map { ZoneID(zoneName: $0.zoneName) },
+                changedZones: page.filter { !$0.deleted }.map(zoneID),
+                deletedZones: page.filter { $0.deleted }.map(zoneID),
                 syncToken: ServerChangeToken(kind: .database, incarnation: database.incarnation, serial: end)
                     .syncToken,
                 moreComing: moreComing)
+        }
+    }
+}
+
+extension ChangesPage {
+    /// The page as a participant reads it: only the rows its shares cover,
+    /// a row that left one of them as a deletion, every record named with
+    /// the zone's owner and share records with the participant's own entry.
+    mutating func shared(through access: ZoneAccess, viewer: String?) throws {
+        zoneID = access.zoneID
+        entries = try entries.compactMap { entry -> StoredChange? in
+            var entry = entry
+            guard access.view.canSee(entry.shareKey) else {
+                guard access.view.canSee(entry.formerShareKey) else { return nil }
+                entry.contents = .deleted
+                return entry
+            }
+            switch entry.contents {
+            case .deleted: break
+            case .record(let record): entry.contents = .record(access.present(record, to: viewer))
+            case .encoded(let bytes):
+                // Stored records are named in the owner's terms: decoded to be renamed.
+                let record: Record
+                do {
+                    record = try WireFormat.decodeRecord(from: bytes)
+                } catch {
+                    throw CloudError(
+                        .internalError, reason: "the storage holds an impossible row: a record that cannot be read")
+                }
+                entry.contents = .record(access.present(record, to: viewer))
+            }
+            return entry
         }
     }
 }

@@ -36,7 +36,7 @@ extension RecordService {
         }
         let modification = RecordModification(
             operations: operations, requestZoneID: zoneID, atomic: atomic, context: context,
-            recordSizeLimit: recordSizeLimit, schema: schema, now: now())
+            recordSizeLimit: recordSizeLimit, schema: schema, now: now(), publicURL: publicURL)
         var outcome: ModifyOutcome
         do {
             outcome = try await storage.write { transaction in try await modification.run(transaction) }
@@ -56,7 +56,8 @@ extension RecordService {
         }
         if !outcome.newFieldTypes.isEmpty { learn(outcome.newFieldTypes, in: schemaKey) }
         if let zone = outcome.changedZone {
-            notify(context.key, changedZones: [zone], subscriptions: outcome.subscriptions)
+            notify(outcome.key ?? context.key, changedZones: [zone], subscriptions: outcome.subscriptions)
+            for key in outcome.sharedDatabases { notify(key, changedZones: [zone], subscriptions: []) }
         }
         return outcome.results
     }
@@ -66,24 +67,22 @@ extension RecordService {
         async throws -> [RecordResult]
     {
         try ServerLimits.checkItemCount(recordNames.count, of: "records")
-        let key = context.key
-        let zoneName = context.ownZoneName(zoneID)
         return try await storage.read { transaction in
-            guard let zoneName, let database = try await transaction.database(key),
-                let zone = try await transaction.zones(inDatabase: database.id, named: [zoneName]).first
+            guard let access = try await ZoneAccess.open(zoneID, context: context, readingShares: false, transaction)
             else {
                 return recordNames.map { .failure(ServerLimits.zoneNotFound(zoneID, recordName: $0)) }
             }
             let unique = Array(Set(recordNames.map(ExactName.init))).map(\.string)
-            let rows = try await transaction.records(named: unique, inZone: zone.id)
+            let rows = try await transaction.records(named: unique, inZone: access.zone.id)
             var found: [ExactName: Record] = [:]
-            for row in rows { found[ExactName(row.name)] = row.record }
+            // A record outside the caller's shares reads as missing.
+            for row in rows where access.view.canSee(row.shareKey) { found[ExactName(row.name)] = row.record }
             return recordNames.map { name in
                 guard let record = found[ExactName(name)] else {
                     return .failure(
                         CloudError(.notFound, reason: "the record does not exist", recordName: name, zoneID: zoneID))
                 }
-                return .record(record.keeping(desiredKeys))
+                return .record(access.present(record, to: context.user).keeping(desiredKeys))
             }
         }
     }
@@ -106,13 +105,12 @@ extension RecordService {
             }
             offset = parsed
         }
-        let key = context.key
-        let zoneName = context.ownZoneName(zoneID)
         let candidates = try await storage.read { transaction -> [Record]? in
-            guard let zoneName, let database = try await transaction.database(key),
-                let zone = try await transaction.zones(inDatabase: database.id, named: [zoneName]).first
+            guard let access = try await ZoneAccess.open(zoneID, context: context, readingShares: false, transaction)
             else { return nil }
-            return try await transaction.liveRecords(ofType: query.recordType, inZone: zone.id).compactMap(\.record)
+            return try await transaction.liveRecords(ofType: query.recordType, inZone: access.zone.id)
+                .filter { access.view.canSee($0.shareKey) }
+                .compactMap { $0.record.map { access.present($0, to: context.user) } }
         }
         guard let candidates else { throw ServerLimits.zoneNotFound(zoneID, recordName: nil) }
         let matches =

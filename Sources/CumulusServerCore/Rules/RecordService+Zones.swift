@@ -4,6 +4,7 @@ extension RecordService {
     /// `zones/list`: the default zone first, then the others by name.
     func listZones(context: RequestContext) async throws -> [RecordZone] {
         let key = context.key
+        if key.scope == .shared { return try await listSharedZones(context: context) }
         let zones = try await storage.read { transaction -> [StoredZone] in
             guard let database = try await transaction.database(key) else { return [] }
             return try await transaction.zones(inDatabase: database.id, named: nil)
@@ -24,6 +25,21 @@ extension RecordService {
     func lookupZones(_ zoneIDs: [ZoneID], context: RequestContext) async throws -> [ZoneResult] {
         try ServerLimits.checkItemCount(zoneIDs.count, of: "zones")
         let key = context.key
+        if key.scope == .shared {
+            return try await storage.read { transaction in
+                var results: [ZoneResult] = []
+                for zoneID in zoneIDs {
+                    if let access = try await ZoneAccess.open(
+                        zoneID, context: context, readingShares: true, transaction)
+                    {
+                        results.append(.zone(RecordZone(zoneID: access.zoneID, syncToken: access.zone.syncToken)))
+                    } else {
+                        results.append(.failure(ServerLimits.zoneNotFound(zoneID, recordName: nil)))
+                    }
+                }
+                return results
+            }
+        }
         let names = Set(zoneIDs.compactMap { context.ownZoneName($0).map(ExactName.init) }).map(\.string)
         let zones = try await storage.read { transaction -> [StoredZone] in
             guard let database = try await transaction.database(key) else { return [] }
@@ -56,11 +72,34 @@ extension RecordService {
         return try await applyZoneOperations(operations, context: context)
     }
 
+    /// `zones/list` of the shared database: each zone a share the caller
+    /// accepted lives in, named with its owner, by owner and name.
+    private func listSharedZones(context: RequestContext) async throws -> [RecordZone] {
+        guard let user = context.user else { return [] }
+        let key = context.key
+        return try await storage.read { transaction in
+            let shares = try await transaction.shares(
+                acceptedBy: user, container: key.container, environment: key.environment)
+            var seen = Set<[ExactName]>()
+            var zones: [RecordZone] = []
+            for share in shares.sorted(by: {
+                (ExactName($0.owner), ExactName($0.zoneName)) < (ExactName($1.owner), ExactName($1.zoneName))
+            }) {
+                guard seen.insert([ExactName(share.owner), ExactName(share.zoneName)]).inserted else { continue }
+                let zoneID = ZoneID(zoneName: share.zoneName, ownerRecordName: share.owner)
+                if let access = try await ZoneAccess.open(zoneID, context: context, readingShares: true, transaction) {
+                    zones.append(RecordZone(zoneID: access.zoneID, syncToken: access.zone.syncToken))
+                }
+            }
+            return zones
+        }
+    }
+
     /// Creates and deletes zones in one transaction, records the changes in
     /// the database's history and notifies the database's channels.
     func applyZoneOperations(_ operations: [ZoneOperation], context: RequestContext) async throws -> [ZoneResult] {
         let key = context.key
-        let (results, changed, subscriptions) = try await storage.write { transaction in
+        let (results, changed, subscriptions, sharedKeys) = try await storage.write { transaction in
             guard var database = try await transaction.database(key) else {
                 throw CloudError(.internalError, reason: "the database has no row")
             }
@@ -69,6 +108,7 @@ extension RecordService {
                 zones[ExactName(zone.name)] = zone
             }
             var changed: [String] = []
+            var sharedKeys: [(DatabaseKey, String)] = []
             var log: [ZoneLogEntry] = []
             var results: [ZoneResult] = []
             for operation in operations {
@@ -112,6 +152,14 @@ extension RecordService {
                                 CloudError(.badRequest, reason: "the default zone cannot be deleted", zoneID: zoneID)))
                         continue
                     }
+                    // The zone leaves the shared databases of those it was shared with.
+                    let shares = try await transaction.shares(inZone: zone.id)
+                    if !shares.isEmpty {
+                        let keys = try await SharedDatabases.log(
+                            zoneName: name, owner: key.owner, container: key.container, environment: key.environment,
+                            before: shares, after: [], touched: { _ in true }, transaction)
+                        sharedKeys += keys.map { ($0, name) }
+                    }
                     try await transaction.deleteZone(zone)
                     zones[ExactName(name)] = nil
                     database.serial += 1
@@ -120,12 +168,15 @@ extension RecordService {
                     results.append(.deleted(ZoneID(zoneName: name)))
                 }
             }
-            guard !changed.isEmpty else { return (results, changed, [StoredSubscription]()) }
+            guard !changed.isEmpty else { return (results, changed, [StoredSubscription](), sharedKeys) }
             try await transaction.logZoneChanges(log, inDatabase: database.id)
             try await transaction.updateDatabase(database)
-            return (results, changed, try await transaction.subscriptions(inDatabase: database.id, user: nil))
+            return (
+                results, changed, try await transaction.subscriptions(inDatabase: database.id, user: nil), sharedKeys
+            )
         }
         notify(key, changedZones: changed, subscriptions: subscriptions)
+        for (sharedKey, zoneName) in sharedKeys { notify(sharedKey, changedZones: [zoneName], subscriptions: []) }
         return results
     }
 }

@@ -142,9 +142,20 @@ public final class RecordService: Sendable {
             return ServiceAnswer(.subscriptions(try await listSubscriptions(context: context)))
         case .lookupSubscriptions(let identifiers):
             return ServiceAnswer(.subscriptionResults(try await lookupSubscriptions(identifiers, context: context)))
-        case .resolveShares, .acceptShares, .lookupUsersByEmail, .lookupUsersByID, .discoverUsers:
-            // WIP(sharing-core)
-            throw CloudError(.badRequest, reason: "not yet")
+        case .resolveShares(let lookups):
+            return ServiceAnswer(.shares(try await resolveShares(lookups, accepting: false, context: context)))
+        case .acceptShares(let lookups):
+            return ServiceAnswer(.shares(try await resolveShares(lookups, accepting: true, context: context)))
+        case .lookupUsersByEmail(let addresses):
+            return ServiceAnswer(
+                .users(
+                    try await lookupUsers(
+                        addresses.map { .email($0) }, context: context, operation: "users/lookup/email")))
+        case .lookupUsersByID(let names):
+            return ServiceAnswer(
+                .users(try await lookupUsers(names.map { .user($0) }, context: context, operation: "users/lookup/id")))
+        case .discoverUsers(let infos):
+            return ServiceAnswer(.users(try await lookupUsers(infos, context: context, operation: "users/discover")))
         case .currentUser, .createToken:
             preconditionFailure("Internal inconsistency: answered above")
         }
@@ -257,7 +268,10 @@ public struct ChangeNotice: Sendable {
     /// What a listener signed in as `user` hears: `.zoneChanged` for each of
     /// the user's subscriptions on a changed zone, then `.databaseChanged`
     /// (not in the public database, which has no database changes to fetch).
+    /// The shared database's zones have owners that zone names alone do not
+    /// tell apart: there, only `.databaseChanged`.
     public func notifications(for user: String) -> [CloudNotification] {
+        guard key.scope != .shared else { return [.databaseChanged] }
         let watched = subscriptions.filter { $0.user.isExactly(user) }.map(\.subscription)
             .sorted { ExactName($0.subscriptionID) < ExactName($1.subscriptionID) }
         var notifications: [CloudNotification] = []

@@ -32,9 +32,11 @@ extension CloudRequest {
         switch operation {
         case .listZones, .listSubscriptions, .currentUser, .createToken:
             return try readBodyless(operation, &reader)
-        case .resolveShares, .acceptShares, .lookupUsersByEmail, .lookupUsersByID, .discoverUsers:
-            // WIP(sharing-wire): the bodies of sharing's and user lookup's requests.
-            throw reader.error("\(operation.rawValue) cannot be read yet", at: 0)
+        case .resolveShares: return .resolveShares(try readShareLookups(&reader))
+        case .acceptShares: return .acceptShares(try readShareLookups(&reader))
+        case .lookupUsersByEmail: return .lookupUsersByEmail(try readUsers(&reader, key: "emailAddress"))
+        case .lookupUsersByID: return .lookupUsersByID(try readUsers(&reader, key: "userRecordName"))
+        case .discoverUsers: return .discoverUsers(try readLookupInfos(&reader))
         case .modifyRecords: return try readModifyRecords(&reader)
         case .lookupRecords: return try readLookupRecords(&reader)
         case .queryRecords: return try readQuery(&reader)
@@ -381,6 +383,84 @@ extension CloudRequest {
         guard let fieldName else { throw reader.missing("fieldName", in: what, at: start) }
         guard let valueOffset else { throw reader.missing("fieldValue", in: what, at: start) }
         return PendingFilter(comparator: comparator, fieldName: fieldName, valueOffset: valueOffset)
+    }
+
+    // MARK: - Sharing and users
+
+    /// `{"shortGUIDs":[{"value":…,"shouldFetchRootRecord":…,"rootRecordDesiredKeys":[…]}]}`.
+    private static func readShareLookups(_ reader: inout WireBodyReader) throws -> [ShareLookup] {
+        var lookups: [ShareLookup]?
+        try reader.readObject("the request") { reader, key in
+            guard key == "shortGUIDs" else { return try reader.skipValue() }
+            var list: [ShareLookup] = []
+            try reader.readArray("'shortGUIDs'") { reader in
+                let what = "shortGUID \(list.count)"
+                let start = reader.position
+                var value: String?
+                var lookup = ShareLookup(shortGUID: "")
+                try reader.readObject(what) { reader, key in
+                    switch key {
+                    case "value": value = try reader.readString("value, a string")
+                    case "shouldFetchRootRecord":
+                        lookup.fetchRootRecord = try reader.skipNull() ? false : reader.readBool()
+                    case "rootRecordDesiredKeys":
+                        lookup.rootRecordDesiredKeys = try reader.readOptionalStrings("rootRecordDesiredKeys")
+                    default: try reader.skipValue()
+                    }
+                }
+                guard let value else { throw reader.missing("value", in: what, at: start) }
+                lookup.shortGUID = value
+                list.append(lookup)
+            }
+            lookups = list
+        }
+        guard let lookups else { throw reader.missing("shortGUIDs", in: "the request", at: 0) }
+        return lookups
+    }
+
+    /// `{"users":[{key:…}]}`: the email addresses or user record names to look up.
+    private static func readUsers(_ reader: inout WireBodyReader, key wanted: String) throws -> [String] {
+        var values: [String]?
+        try reader.readObject("the request") { reader, key in
+            guard key == "users" else { return try reader.skipValue() }
+            var list: [String] = []
+            try reader.readArray("'users'") { reader in
+                let what = "user \(list.count)"
+                let start = reader.position
+                var value: String?
+                try reader.readObject(what) { reader, key in
+                    guard key == wanted else { return try reader.skipValue() }
+                    value = try reader.readString("\(wanted), a string")
+                }
+                guard let value else { throw reader.missing(wanted, in: what, at: start) }
+                list.append(value)
+            }
+            values = list
+        }
+        guard let values else { throw reader.missing("users", in: "the request", at: 0) }
+        return values
+    }
+
+    /// `{"lookupInfos":[{"emailAddress"|"phoneNumber"|"userRecordName":…}]}`;
+    /// each item names the user somehow.
+    private static func readLookupInfos(_ reader: inout WireBodyReader) throws -> [UserLookupInfo] {
+        var infos: [UserLookupInfo]?
+        try reader.readObject("the request") { reader, key in
+            guard key == "lookupInfos" else { return try reader.skipValue() }
+            var list: [UserLookupInfo] = []
+            try reader.readArray("'lookupInfos'") { reader in
+                let what = "lookupInfo \(list.count)"
+                let start = reader.position
+                let info = try reader.readLookupInfo(what)
+                guard info.emailAddress != nil || info.phoneNumber != nil || info.userRecordName != nil else {
+                    throw reader.error("\(what) has none of emailAddress, phoneNumber and userRecordName", at: start)
+                }
+                list.append(info)
+            }
+            infos = list
+        }
+        guard let infos else { throw reader.missing("lookupInfos", in: "the request", at: 0) }
+        return infos
     }
 
     // MARK: - Zones and subscriptions

@@ -37,9 +37,16 @@ extension CloudResponse {
                 try Self.writeZoneChanges(zones, to: &writer)
             case .databaseChanges(let changes):
                 Self.writeDatabaseChanges(changes, to: &writer)
-            case .shares, .users:
-                // WIP(sharing-wire): the answers of sharing's and user lookup's requests.
-                throw CloudError(.internalError, reason: "the answer cannot be written yet")
+            case .shares(let results):
+                writer = JSONWriter(capacity: 256 + results.count * 1024)
+                try Self.writeShareResults(results, to: &writer)
+            case .users(let users):
+                writer.appendRaw(#"{"users":["#)
+                for index in users.indices {
+                    if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
+                    writer.appendUserIdentity(users[index])
+                }
+                writer.appendRaw("]}")
             case .zones(let zones):
                 writer.appendRaw(#"{"zones":["#)
                 for index in zones.indices {
@@ -59,9 +66,7 @@ extension CloudResponse {
             case .subscriptionResults(let results):
                 try Self.writeSubscriptionResults(results, to: &writer)
             case .user(let user):
-                writer.appendRaw(#"{"userRecordName":"#)
-                writer.appendString(user.userRecordName)
-                writer.append(byte: UInt8(ascii: "}"))
+                writer.appendUserIdentity(user)
             case .token(let token):
                 writer.appendRaw(#"{"apnsEnvironment":"#)
                 writer.appendString(token.apnsEnvironment)
@@ -155,6 +160,56 @@ extension CloudResponse {
             }
         }
         writer.appendRaw("]}")
+    }
+
+    /// `{"results":[…]}`: per share, its metadata or an error dictionary
+    /// that names its `shortGUID`.
+    private static func writeShareResults(_ results: [ShareResult], to writer: inout JSONWriter) throws {
+        writer.appendRaw(#"{"results":["#)
+        for index in results.indices {
+            if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
+            switch results[index] {
+            case .share(let metadata):
+                try writeShareMetadata(metadata, to: &writer)
+            case .failure(let shortGUID, let error):
+                writer.appendRaw(#"{"shortGUID":"#)
+                writer.appendString(shortGUID)
+                try writer.appendErrorMembers(error, afterMember: true)
+                writer.append(byte: UInt8(ascii: "}"))
+            }
+        }
+        writer.appendRaw("]}")
+    }
+
+    /// `{shortGUID, containerIdentifier, environment, databaseScope, zoneID,
+    /// share, rootRecord?, ownerIdentity, participantType, participantStatus,
+    /// participantPermission}`.
+    private static func writeShareMetadata(_ metadata: ShareMetadata, to writer: inout JSONWriter) throws {
+        writer.appendRaw(#"{"shortGUID":"#)
+        writer.appendString(metadata.shortGUID)
+        writer.appendRaw(#","containerIdentifier":"#)
+        writer.appendString(metadata.containerIdentifier)
+        writer.appendRaw(#","environment":"#)
+        writer.appendString(metadata.environment.rawValue)
+        writer.appendRaw(#","databaseScope":"#)
+        writer.appendString(metadata.databaseScope.wireName)
+        writer.appendRaw(#","zoneID":"#)
+        writer.appendZoneID(metadata.zoneID)
+        writer.appendRaw(#","share":"#)
+        try writer.writeRecord(metadata.share)
+        if let root = metadata.rootRecord {
+            writer.appendRaw(#","rootRecord":"#)
+            try writer.writeRecord(root)
+        }
+        writer.appendRaw(#","ownerIdentity":"#)
+        writer.appendUserIdentity(metadata.ownerIdentity)
+        writer.appendRaw(#","participantType":"#)
+        writer.appendString(metadata.participantRole.rawValue)
+        writer.appendRaw(#","participantStatus":"#)
+        writer.appendString(metadata.participantStatus.rawValue)
+        writer.appendRaw(#","participantPermission":"#)
+        writer.appendString(metadata.participantPermission.rawValue)
+        writer.append(byte: UInt8(ascii: "}"))
     }
 
     private static func writeSubscriptionResults(_ results: [SubscriptionResult], to writer: inout JSONWriter) throws {

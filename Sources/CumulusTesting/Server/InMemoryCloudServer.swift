@@ -109,6 +109,16 @@ public actor InMemoryCloudServer {
         storage.setQuotaExceeded(exceeded, user: user, container: Self.container, environment: Self.environment)
     }
 
+    /// Gives a user an email address by which others find them (user lookup,
+    /// invitations by address), or takes it away (`nil`).
+    /// `discoverable: false` keeps the address for invitations but out of lookups.
+    ///
+    /// - Throws: ``CloudError`` (`BAD_REQUEST`) for text that is not an email address.
+    public func setEmailAddress(_ address: String?, discoverable: Bool = true, forUser user: String) async throws {
+        _ = try await service.setEmailAddress(
+            address, discoverable: discoverable, forUser: user, container: Self.container)
+    }
+
     /// Deletes a zone of a user's private database behind the clients'
     /// backs, as another device would: its records go, the database's change
     /// history records the deletion, and the user's handles are notified.

@@ -38,12 +38,19 @@ struct CloudRoutes: Sendable {
     }
 
     func add<Context: Hummingbird.RequestContext>(to router: Router<Context>) {
-        let databasePath: RouterPath = "/database/1/:container/:environment/:scope/:group/:action"
-        router.post(databasePath) { request, context in
-            try await self.database(request, parameters: context.parameters)
-        }
-        router.get(databasePath) { request, context in
-            try await self.database(request, parameters: context.parameters)
+        // Most operations are two path components; `users/lookup/email` and
+        // `users/lookup/id` are three.
+        let databasePaths: [RouterPath] = [
+            "/database/1/:container/:environment/:scope/:group/:action",
+            "/database/1/:container/:environment/:scope/:group/:action/:detail",
+        ]
+        for databasePath in databasePaths {
+            router.post(databasePath) { request, context in
+                try await self.database(request, parameters: context.parameters)
+            }
+            router.get(databasePath) { request, context in
+                try await self.database(request, parameters: context.parameters)
+            }
         }
         router.get("/notifications/1/:token") { request, context in
             try await self.poll(request, token: context.parameters.get("token") ?? "")
@@ -69,7 +76,8 @@ struct CloudRoutes: Sendable {
     /// then the service.
     func database(_ request: Request, parameters: Parameters) async throws -> Response {
         let container = parameters.get("container") ?? ""
-        let name = "\(parameters.get("group") ?? "")/\(parameters.get("action") ?? "")"
+        var name = "\(parameters.get("group") ?? "")/\(parameters.get("action") ?? "")"
+        if let detail = parameters.get("detail") { name += "/\(detail)" }
         guard let operation = Self.operation(named: name) else {
             throw HTTPFailure(.notFound, "No such operation: \(name).")
         }
@@ -81,6 +89,9 @@ struct CloudRoutes: Sendable {
         }
         guard let scope = parameters.get("scope").flatMap(DatabaseScope.init(rawValue:)) else {
             throw HTTPFailure(.badRequest, "The database must be public, private or shared.")
+        }
+        if let fixed = operation.fixedScope, fixed != scope {
+            throw HTTPFailure(.notFound, "\(name) is served on the \(fixed.rawValue) database only.")
         }
         var body: [UInt8]? = nil
         let caller: Caller

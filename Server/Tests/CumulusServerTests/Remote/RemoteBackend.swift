@@ -21,6 +21,14 @@ struct RemoteBackend: ConformanceBackend {
     }
 
     var faults: (any ConformanceFaults)? { RemoteFaults(backend: self) }
+
+    func setEmailAddress(_ address: String?, discoverable: Bool, forUser user: String) async throws {
+        let recordName = try await server.user(user).recordName
+        guard
+            try await server.service.rules.setEmailAddress(
+                address, discoverable: discoverable, forUser: recordName, container: server.container)
+        else { throw CloudError(.notFound, reason: "the server has no user \(user)") }
+    }
 }
 
 /// The conformance checks' faults, made real: network failures in the

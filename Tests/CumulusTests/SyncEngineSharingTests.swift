@@ -1,0 +1,162 @@
+import CumulusTesting
+import Foundation
+import Testing
+
+@testable import Cumulus
+
+@Suite("SyncEngine sharing")
+struct SyncEngineSharingTests {
+    let server = InMemoryCloudServer()
+
+    func engine(_ user: String, scope: DatabaseScope = .private, sharedZone: ZoneID? = nil) async throws
+        -> SyncEngine<Note>
+    {
+        var configuration = sharedZone.map { SyncConfiguration(sharedZone: $0) } ?? SyncConfiguration()
+        configuration.zoneName = configuration.zoneName ?? "Notes"
+        configuration.automaticSync = false
+        configuration.retryPolicy = RetryPolicy(jitter: 0)
+        return try await SyncEngine<Note>(
+            database: server.database(scope: scope, signedInAs: user), directory: temporaryDirectory(user),
+            configuration: configuration)
+    }
+
+    /// The owner's engine with two notes on the server, and the zone shared with these participants.
+    func sharedNotes(_ participants: [ShareParticipant]) async throws -> (SyncEngine<Note>, Share) {
+        let alice = try await engine("alice")
+        try await alice.upload([Note(id: "n1", title: "Groceries"), Note(id: "n2", title: "Trip")])
+        try await alice.sync()
+        let share = try await alice.shareZone(title: "Alice's notes", participants: participants)
+        return (alice, share)
+    }
+
+    /// `user` accepts the share and opens an engine on its zone.
+    func participant(_ user: String, _ share: Share) async throws -> SyncEngine<Note> {
+        let publicDatabase = server.database(scope: .public, signedInAs: user)
+        let invitation = try await publicDatabase.shareMetadata(shortGUID: try #require(share.shortGUID))
+        #expect(invitation.share[ShareDetails.titleField] == .string("Alice's notes"))
+        let accepted = try await publicDatabase.accept(invitation)
+        return try await engine(user, scope: .shared, sharedZone: accepted.zoneID)
+    }
+
+    @Test("a read-write participant syncs the shared zone; edits meet through the resolver")
+    func readWriteParticipant() async throws {
+        let (alice, share) = try await sharedNotes([ShareParticipant(lookupInfo: .user("bob"), permission: .readWrite)])
+        #expect(share.participants.map(\.acceptanceStatus) == [.accepted, .pending])
+        let bob = try await participant("bob", share)
+        try await bob.sync()
+        #expect(Set(await bob.models.map(\.id)) == ["n1", "n2"])
+
+        var edit = try #require(await bob.model(withIdentifier: "n1"))
+        edit.body = "milk"
+        try await bob.upload(edit)
+        try await bob.upload(Note(id: "n3", title: "From bob"))
+        var aliceEdit = try #require(await alice.model(withIdentifier: "n1"))
+        aliceEdit.tag = "home"
+        try await alice.upload(aliceEdit)
+        try await bob.sync()
+        try await alice.sync()
+        try await bob.sync()
+        let merged = try #require(await alice.model(withIdentifier: "n1"))
+        #expect(merged.body == "milk")
+        #expect(merged.tag == "home")
+        #expect(await alice.model(withIdentifier: "n3")?.title == "From bob")
+        #expect(await bob.model(withIdentifier: "n1")?.content == merged.content)
+        #expect(await bob.pendingChangeCount == 0)
+    }
+
+    @Test("a read-only participant's edit is refused, reported, kept until discarded, and sent when allowed")
+    func readOnlyParticipant() async throws {
+        let (alice, share) = try await sharedNotes([ShareParticipant(lookupInfo: .user("carol"), permission: .readOnly)]
+        )
+        let carol = try await participant("carol", share)
+        let events = Collected(carol.events)
+        try await carol.sync()
+        var edit = try #require(await carol.model(withIdentifier: "n2"))
+        edit.title = "Carol's trip"
+        try await carol.upload(edit)
+        try await carol.sync()
+        let reported = await events.waitUntil { values in
+            values.contains {
+                if case .recordFailed("n2", let error) = $0 { error.code == .accessDenied } else { false }
+            }
+        }
+        #expect(reported)
+        #expect(await carol.refusedChanges["n2"]?.code == .accessDenied)
+        #expect(await carol.model(withIdentifier: "n2")?.title == "Carol's trip")
+        try await alice.sync()
+        #expect(await alice.model(withIdentifier: "n2")?.title == "Trip")
+
+        // Discarding goes back to the server's version.
+        try await carol.discardChanges(identifiers: ["n2"])
+        #expect(await carol.model(withIdentifier: "n2")?.title == "Trip")
+        #expect(await carol.pendingChangeCount == 0)
+
+        // A refused edit waits; once the owner allows writes, the next sync sends it.
+        try await carol.upload(edit)
+        try await carol.sync()
+        #expect(await carol.refusedChanges["n2"]?.code == .accessDenied)
+        var current = try #require(try await alice.fetchZoneShare())
+        current.setPermission(.readWrite) { $0.isUser("carol") }
+        _ = try await alice.saveShare(current)
+        try await carol.sync()
+        #expect(await carol.refusedChanges.isEmpty)
+        #expect(await carol.pendingChangeCount == 0)
+        try await alice.sync()
+        #expect(await alice.model(withIdentifier: "n2")?.title == "Carol's trip")
+    }
+
+    @Test(
+        "a removed participant, one who leaves, and all when sharing stops lose the shared models; the owner keeps them"
+    )
+    func losingAccess() async throws {
+        let (alice, share) = try await sharedNotes([
+            ShareParticipant(lookupInfo: .user("bob"), permission: .readWrite),
+            ShareParticipant(lookupInfo: .user("carol"), permission: .readOnly),
+        ])
+        let bob = try await participant("bob", share)
+        let carol = try await participant("carol", share)
+        try await bob.sync()
+        try await carol.sync()
+        let carolChanges = Collected(carol.changes)
+        let carolEvents = Collected(carol.events)
+
+        var current = try #require(try await alice.fetchZoneShare())
+        current.removeParticipants { $0.isUser("carol") }
+        _ = try await alice.saveShare(current)
+        try await carol.sync()
+        #expect(await carol.models.isEmpty)
+        #expect(
+            await carolChanges.waitUntil { values in
+                values.contains { if case .deleted(let names) = $0 { Set(names) == ["n1", "n2"] } else { false } }
+            })
+        #expect(
+            await carolEvents.waitUntil { $0.contains { if case .shareLost = $0 { true } else { false } } })
+
+        // Bob has an edit waiting when he leaves: it is reported as discarded.
+        try await bob.upload(Note(id: "n9", title: "Unsent"))
+        let bobEvents = Collected(bob.events)
+        let stored = await server.storedRecords(in: share.zoneID, of: "alice")
+        let shareRecord = try #require(stored.first { $0.recordType == ShareDetails.recordType })
+        let shareSeen = try #require(Share(shareRecord))
+        try await bob.leave(shareSeen)
+        try await bob.sync()
+        #expect(await bob.models.isEmpty)
+        #expect(
+            await bobEvents.waitUntil { values in
+                values.contains { if case .shareLost(let discarded) = $0 { discarded == ["n9"] } else { false } }
+            })
+        try await alice.sync()
+        #expect(Set(await alice.models.map(\.id)) == ["n1", "n2"])
+        let after = try #require(try await alice.fetchZoneShare())
+        #expect(after.participants.first { $0.isUser("bob") }?.acceptanceStatus == .removed)
+
+        // Stopping the share: a participant who comes back first, then loses it with everyone.
+        let again = try await participant("bob", share)
+        try await again.sync()
+        #expect(await again.models.count == 2)
+        try await alice.stopSharing(after)
+        try await again.sync()
+        #expect(await again.models.isEmpty)
+        #expect(await alice.models.count == 2)
+    }
+}
