@@ -38,6 +38,9 @@ struct StorageRowTests {
     static let readFieldTypes: @Sendable (any StorageTransaction, Written) async throws -> Void = { transaction, _ in
         _ = try await transaction.fieldTypes(container: "iCloud.zqx", environment: .development)
     }
+    static let readShare: @Sendable (any StorageTransaction, Written) async throws -> Void = { transaction, _ in
+        _ = try await transaction.share(shortGUID: "zqx-guid")
+    }
     static let readSubscriptions: @Sendable (any StorageTransaction, Written) async throws -> Void = {
         transaction, written in
         _ = try await transaction.subscriptions(inDatabase: written.database, user: nil)
@@ -54,6 +57,11 @@ struct StorageRowTests {
         Corruption(
             column: "subscriptions.zone_name", statements: ["UPDATE subscriptions SET zone_name = CAST(x'ff' AS TEXT)"],
             read: readSubscriptions),
+        Corruption(
+            column: "shares.participants", statements: ["UPDATE shares SET participants = x'7a7178'"], read: readShare),
+        Corruption(
+            column: "shares.public_permission", statements: ["UPDATE shares SET public_permission = 'x-zqx'"],
+            read: readShare),
     ]
 
     static let postgresCorruptions = [
@@ -75,6 +83,12 @@ struct StorageRowTests {
                 "ALTER TABLE subscriptions ALTER COLUMN zone_name DROP NOT NULL",
                 "UPDATE subscriptions SET zone_name = NULL",
             ], read: readSubscriptions),
+        Corruption(
+            column: "shares.participants", statements: ["UPDATE shares SET participants = '\\x7a7178'"], read: readShare
+        ),
+        Corruption(
+            column: "shares.public_permission", statements: ["UPDATE shares SET public_permission = 'x-zqx'"],
+            read: readShare),
     ]
 
     @Test("SQLite: an impossible row is INTERNAL_ERROR naming its column", arguments: sqliteCorruptions)
@@ -122,7 +136,7 @@ struct StorageRowTests {
         }
     }
 
-    /// A database with a zone, a record, a subscription and a field type.
+    /// A database with a zone, a record, a share, a subscription and a field type.
     static func write(_ storage: any ServerStorage) async throws -> Written {
         try await storage.write { transaction in
             let key = DatabaseKey(
@@ -138,6 +152,16 @@ struct StorageRowTests {
                         name: "zqx-record", recordType: "Secret", serial: 1, creator: "zqx-owner",
                         record: record, deleteSelfTargets: [])
                 ], inZone: zone.id)
+            try await transaction.saveShare(
+                StoredShare(
+                    shortGUID: "zqx-guid", container: "iCloud.zqx", environment: .development, owner: "zqx-owner",
+                    zone: zone.id, zoneName: "zqx-zone", recordName: "zqx-share", rootRecordName: "zqx-record",
+                    publicPermission: .none,
+                    participants: [
+                        ShareParticipant(
+                            userRecordName: "zqx-owner", role: .owner, acceptanceStatus: .accepted,
+                            permission: .readWrite)
+                    ]))
             try await transaction.saveSubscription(
                 StoredSubscription(
                     user: "zqx-owner",
