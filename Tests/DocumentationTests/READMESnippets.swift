@@ -124,7 +124,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:481
+        // README.md:493
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
