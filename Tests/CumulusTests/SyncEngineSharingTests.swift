@@ -38,6 +38,30 @@ struct SyncEngineSharingTests {
         return try await engine(user, scope: .shared, sharedZone: accepted.zoneID)
     }
 
+    @Test(
+        "a shared engine whose device switches user keeps nothing of the first user's, and writes nothing as the second"
+    )
+    func accountSwitchOnSharedEngine() async throws {
+        let (alice, share) = try await sharedNotes([ShareParticipant(lookupInfo: .user("bob"), permission: .readWrite)])
+        let publicDatabase = server.database(scope: .public, signedInAs: "bob")
+        let accepted = try await publicDatabase.accept(
+            try await publicDatabase.shareMetadata(shortGUID: try #require(share.shortGUID)))
+        let device = server.database(scope: .shared, signedInAs: "bob")
+        var configuration = SyncConfiguration(sharedZone: accepted.zoneID)
+        configuration.automaticSync = false
+        let bob = try await SyncEngine<Note>(
+            database: device, directory: temporaryDirectory("switch"), configuration: configuration)
+        try await bob.sync()
+        #expect(await bob.models.count == 2)
+        try await bob.upload(Note(id: "n7", title: "Bob's, unsent"))
+        device.signIn(as: "dave")
+        try await bob.sync()
+        #expect(await bob.models.isEmpty)
+        try await alice.sync()
+        #expect(await alice.model(withIdentifier: "n7") == nil)
+        #expect(Set(await alice.models.map(\.id)) == ["n1", "n2"])
+    }
+
     @Test("a read-write participant syncs the shared zone; edits meet through the resolver")
     func readWriteParticipant() async throws {
         let (alice, share) = try await sharedNotes([ShareParticipant(lookupInfo: .user("bob"), permission: .readWrite)])
