@@ -49,6 +49,9 @@ extension CloudDatabaseConformance {
             try await $0.losingAccessTakesTheZoneAway()
         },
         Check("a record belongs to one share at most") { try await $0.oneSharePerRecord() },
+        Check("an administrator manages the participants, not the public permission or the administrators") {
+            try await $0.administratorManagesParticipants()
+        },
         Check("a zone share with public permission lets anyone with the handle in") {
             try await $0.publicZoneShare()
         },
@@ -389,6 +392,68 @@ extension CloudDatabaseConformance {
         let rootless = try await alice.modifyRecords(
             [RecordOperation(.create, shareRecord("s2"))], zoneID: albumsZone, atomic: false)
         expectFailure(rootless[0], .badRequest)
+    }
+
+    func administratorManagesParticipants() async throws {
+        let alice = try await alicesAlbums()
+        let bobName = try await recordName(of: "bob")
+        let carolName = try await recordName(of: "carol")
+        let daveName = try await recordName(of: "dave")
+        let share = try await shareAlbum(
+            alice,
+            participants: [
+                ShareParticipant(lookupInfo: .user(bobName), role: .administrator, permission: .readOnly),
+                ShareParticipant(lookupInfo: .user(carolName), permission: .readOnly),
+            ])
+        let guid = try shortGUID(share)
+        let bob = try await accept(guid, as: "bob")
+        let carol = try await accept(guid, as: "carol")
+
+        // Bob adds dave and lets carol write.
+        var seen = try #require(try await bob.shared.fetch("share-a1", in: bob.zone))
+        seen.shareDetails?.participants.append(ShareParticipant(lookupInfo: .user(daveName), permission: .readOnly))
+        for index in seen.shareDetails!.participants.indices
+        where seen.shareDetails!.participants[index].userRecordName == carolName {
+            seen.shareDetails!.participants[index].permission = .readWrite
+        }
+        let saved = try await bob.shared.apply([RecordOperation(.update, seen)], in: bob.zone)
+        let details = try #require(saved.first?.shareDetails)
+        #expect(details.participants.count == 4)
+        #expect(details.participants.first { $0.userRecordName == carolName }?.permission == .readWrite)
+        var p1 = try #require(try await carol.shared.fetch("p1", in: carol.zone))
+        p1["n"] = .int64(7)
+        try await carol.shared.apply([RecordOperation(.update, p1)], in: carol.zone)
+        #expect(try await alice.fetch("p1", in: albumsZone)?["n"] == .int64(7))
+        // Bob's own records are still read-only.
+        var p2 = try #require(try await bob.shared.fetch("p2", in: bob.zone))
+        p2["n"] = .int64(8)
+        expectFailure(
+            try await bob.shared.modifyRecords([RecordOperation(.update, p2)], zoneID: bob.zone, atomic: false)[0],
+            .accessDenied)
+
+        // The public permission and the administrators are the owner's.
+        var opened = try #require(try await bob.shared.fetch("share-a1", in: bob.zone))
+        opened.shareDetails?.publicPermission = .readWrite
+        expectFailure(
+            try await bob.shared.modifyRecords([RecordOperation(.update, opened)], zoneID: bob.zone, atomic: false)[0],
+            .accessDenied)
+        var promoted = try #require(try await bob.shared.fetch("share-a1", in: bob.zone))
+        for index in promoted.shareDetails!.participants.indices
+        where promoted.shareDetails!.participants[index].userRecordName == carolName {
+            promoted.shareDetails!.participants[index].role = .administrator
+        }
+        expectFailure(
+            try await bob.shared.modifyRecords([RecordOperation(.update, promoted)], zoneID: bob.zone, atomic: false)[
+                0], .accessDenied)
+        // A participant who is not an administrator changes nothing of the share.
+        var carolSees = try #require(try await carol.shared.fetch("share-a1", in: carol.zone))
+        carolSees.shareDetails?.participants.removeAll { $0.userRecordName == bobName }
+        expectFailure(
+            try await carol.shared.modifyRecords(
+                [RecordOperation(.update, carolSees)], zoneID: carol.zone, atomic: false)[
+                    0], .accessDenied)
+        #expect(
+            try await alice.fetch("share-a1", in: albumsZone)?.shareDetails?.publicPermission == SharePermission.none)
     }
 
     func publicZoneShare() async throws {

@@ -212,18 +212,21 @@ struct RecordModification: Sendable {
                     return failure(.accessDenied, "the record is not in a share that \(participant) takes part in")
                 }
                 if ShareRules.isShare(stored.recordType) {
-                    return operation.type.isDelete
-                        ? .success(.leave(name, zoneID: access.zoneID))
-                        : failure(.accessDenied, "only the share's owner changes a share")
-                }
-                guard permission == .readWrite else {
-                    return failure(.accessDenied, "\(participant) may only read this share")
-                }
-                if operation.type.isDelete, stored.share != nil {
-                    return failure(.accessDenied, "only the owner deletes the root record of a shared hierarchy")
+                    if operation.type.isDelete { return .success(.leave(name, zoneID: access.zoneID)) }
+                    // An administrator's change is checked with the share's other rules.
+                    guard access.isAdministrator(participant, ofShare: stored.recordName) else {
+                        return failure(.accessDenied, "only the share's owner or an administrator changes a share")
+                    }
+                } else {
+                    guard permission == .readWrite else {
+                        return failure(.accessDenied, "\(participant) may only read this share")
+                    }
+                    if operation.type.isDelete, stored.share != nil {
+                        return failure(.accessDenied, "only the owner deletes the root record of a shared hierarchy")
+                    }
                 }
             }
-            if ShareRules.isShare(sent.recordType) {
+            if ShareRules.isShare(sent.recordType), row?.record == nil {
                 return failure(.accessDenied, "only a zone's owner shares its records")
             }
         }

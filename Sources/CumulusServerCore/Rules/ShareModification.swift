@@ -59,6 +59,8 @@ struct ShareModification: Sendable {
             var visited = Set<ExactName>()
             if let key = shareKey(of: name, visited: &visited) { membership[name] = key }
             guard isParticipant else { continue }
+            // An administrator's save of the share was checked by the share's rules.
+            if ShareRules.isShare(record.recordType), saved[name] != nil { continue }
             guard access.view.permission(for: membership[name]) == .readWrite else {
                 let isNew = rows[name]?.record == nil
                 plans[index] = failure(
@@ -126,6 +128,9 @@ struct ShareModification: Sendable {
     }
 
     private func shareToSave(_ record: Record) throws -> StoredShare {
+        if let participant = access.view.participant {
+            return try administratorsShare(record, by: participant)
+        }
         guard context.key.scope == .private else {
             throw CloudError(.badRequest, reason: "shares live in the private database")
         }
@@ -173,6 +178,30 @@ struct ShareModification: Sendable {
             environment: context.key.environment, owner: owner, zone: access.zone.id, zoneName: access.zone.name,
             recordName: name, rootRecordName: root, publicPermission: details.publicPermission,
             participants: participants)
+    }
+
+    /// The share as an administrator saves it: participants added, removed
+    /// or given another permission; the owner alone changes the public
+    /// permission and who administers.
+    private func administratorsShare(_ record: Record, by administrator: String) throws -> StoredShare {
+        guard let previous = stored[ExactName(record.recordName)] else {
+            throw CloudError(.accessDenied, reason: "only a zone's owner shares its records")
+        }
+        let details = record.shareDetails ?? ShareDetails()
+        guard details.publicPermission == previous.publicPermission else {
+            throw CloudError(.accessDenied, reason: "only the share's owner changes its public permission")
+        }
+        let participants = try ShareRules.participants(
+            sent: details.participants, stored: previous, owner: owner, publicPermission: previous.publicPermission)
+        let administrators = { (list: [ShareParticipant]) in
+            list.filter { $0.role == .administrator }.map { [$0.participantID ?? "", $0.permission.rawValue] }
+        }
+        guard administrators(participants) == administrators(previous.participants) else {
+            throw CloudError(.accessDenied, reason: "only the share's owner chooses its administrators")
+        }
+        var share = previous
+        share.participants = participants
+        return share
     }
 
     /// A record that names a share it did not name before must be that share's root.

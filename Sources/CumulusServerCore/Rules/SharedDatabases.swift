@@ -36,6 +36,12 @@ struct ZoneAccess: Sendable {
             zoneID: ZoneID(zoneName: zone.name, ownerRecordName: target.key.owner), shares: shares, view: view)
     }
 
+    /// Whether `user` accepted the share named `recordName` as one of its administrators.
+    func isAdministrator(_ user: String, ofShare recordName: String) -> Bool {
+        guard let share = shares.first(where: { $0.recordName.isExactly(recordName) }) else { return false }
+        return ShareRules.acceptedParticipant(user, in: share)?.role == .administrator
+    }
+
     /// `record` as the caller reads it: named in the caller's terms, a share
     /// record with the caller's own entry.
     func present(_ record: Record, to viewer: String?) -> Record {
