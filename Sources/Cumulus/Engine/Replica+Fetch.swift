@@ -131,16 +131,23 @@ extension Replica {
     /// for instance): each model goes back to the version the server last
     /// had, or away when it had none. A change sent and not answered may
     /// have arrived, so it is kept.
+    ///
+    /// Fetches skip the versions of a record with a change waiting, so the
+    /// version kept here may be stale: the next fetch starts again from the
+    /// zone's beginning.
     mutating func discard(_ names: [String]) -> Effects {
         var effects = Effects()
+        var discarded = false
         for name in names where pending[name] != nil && inDoubt[name] == nil {
             clearPending(name, &effects)
+            discarded = true
             if let model = server[name]?.model {
                 effects.updated.append(model)
             } else {
                 effects.deleted.append(name)
             }
         }
+        if discarded, meta.syncToken != nil { effects.append(updateMeta { $0.syncToken = nil }) }
         return effects
     }
 
