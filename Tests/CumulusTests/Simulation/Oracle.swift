@@ -89,13 +89,17 @@ struct Oracle {
 
     /// The record was deleted on `device`, whose last successful sync as
     /// the record's owner started at `lastSync` (`nil` if it never had one).
-    mutating func deleted(_ identifier: String, device: Int, tick: Int, lastSync: Int?) {
+    /// A delete that may not dominate (`mayDominate: false`, a participant's,
+    /// known only once the server showed it) never says the record must be absent.
+    mutating func deleted(_ identifier: String, device: Int, tick: Int, lastSync: Int?, mayDominate: Bool = true) {
         var entry = entries[identifier] ?? Entry()
-        let sawEverything = entry.writes.allSatisfy { write in
-            if write.device == device { return true }
-            guard let published = write.published, let lastSync else { return false }
-            return published < lastSync
-        }
+        let sawEverything =
+            mayDominate
+            && entry.writes.allSatisfy { write in
+                if write.device == device { return true }
+                guard let published = write.published, let lastSync else { return false }
+                return published < lastSync
+            }
         entry.writes.append(Write(device: device, tick: tick, isDelete: true, dominant: sawEverything))
         // An edit concurrent with the delete may bring the record back as
         // its copy held it, with values that edits since had superseded.

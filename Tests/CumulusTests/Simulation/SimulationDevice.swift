@@ -33,6 +33,17 @@ final class SimulationDevice {
     var screens: [String: (note: SimNote, takenAt: Int)] = [:]
     /// For each record and field, the value before this device's last edit of it.
     var lastEdits: [String: [SimField: String]] = [:]
+    /// In a history with shares, the participant this device belongs to
+    /// (its handle is on their shared database); `nil` on the owner's devices.
+    var participant: String?
+    /// The shared zone the participant's engine syncs, once they accepted a share of it.
+    var sharedZone: ZoneID?
+    /// The participant's handle on the public database, which accepts shares.
+    var publicHandle: InMemoryCloudDatabase?
+    /// When the last sync that succeeded on this device started.
+    var lastSuccessfulSync: Int?
+    /// When the app last wrote each record on this participant's device.
+    var localWrites: [String: Int] = [:]
 
     init(index: Int, handle: InMemoryCloudDatabase, directory: URL) {
         self.index = index

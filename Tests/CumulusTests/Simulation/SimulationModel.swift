@@ -63,12 +63,14 @@ enum SimField: String, CaseIterable, Sendable, Hashable {
     }
 
     /// A value nobody used before: `serial` is unique within a history.
-    func fresh(_ serial: Int) -> String {
-        switch self {
-        case .title: "T\(serial)"
-        case .body: "B\(serial)"
+    /// `writer` marks the value as theirs (the count stays a number).
+    func fresh(_ serial: Int, writer: String? = nil) -> String {
+        let mark = writer.map { "~\($0)" } ?? ""
+        return switch self {
+        case .title: "T\(serial)\(mark)"
+        case .body: "B\(serial)\(mark)"
         case .count: String(serial)
-        case .tags: "G\(serial),H\(serial)"
+        case .tags: "G\(serial)\(mark),H\(serial)\(mark)"
         }
     }
 }

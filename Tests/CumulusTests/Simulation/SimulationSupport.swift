@@ -10,7 +10,8 @@ enum SimulationInvariant: String, Sendable, CaseIterable {
     case noLostEdit
     /// A record never deleted is present; one deleted after every edit is absent.
     case presence
-    /// No record reaches the database of a user other than the one who made it.
+    /// No record reaches the database of a user other than the one who made
+    /// it (with shares, what participants create in the owner's zone is the owner's).
     case ownRecordsOnly
     /// A journal always opens again.
     case journalOpens
@@ -18,6 +19,14 @@ enum SimulationInvariant: String, Sendable, CaseIterable {
     case unexpectedError
     /// The engine stopped making progress on the manual clock.
     case stalled
+    /// A participant who lost access to a share holds none of its records
+    /// once a device of theirs synced, on that device or through their
+    /// shared database.
+    case lostAccessHoldsNothing
+    /// No write of a read-only or removed participant reaches the server.
+    case refusedWritesStayOut
+    /// The owner's records reach only the share's accepted participants.
+    case participantsOnly
 }
 
 /// A broken invariant: what the simulator prints, with the seed that replays it.
@@ -26,11 +35,14 @@ struct SimulationFailure: Error, CustomStringConvertible {
     var invariant: SimulationInvariant
     var detail: String
     var logTail: [String]
+    /// A history with shares (``SimulationOptions/sharing``).
+    var sharing = false
 
     var description: String {
         """
-        Simulation history \(seed) broke \(invariant.rawValue): \(detail)
-        Replay: SWIFT_DETERMINISTIC_HASHING=1 CUMULUS_SIMULATION_SEED=\(seed) swift test --filter Simulation
+        Simulation history \(seed)\(sharing ? " with shares" : "") broke \(invariant.rawValue): \(detail)
+        Replay: SWIFT_DETERMINISTIC_HASHING=1 CUMULUS_SIMULATION_SEED=\(seed) swift test --filter \(
+            sharing ? "seededHistoriesWithShares" : "Simulation")
         Last operations:
         \(logTail.map { "  " + $0 }.joined(separator: "\n"))
         """
@@ -51,6 +63,10 @@ enum SimulationOperation: String, CaseIterable, Sendable {
     case fault, lostAnswer, zoneDelete, expireTokens
     /// Operations on a device while its sync waits to retry.
     case duringRetry
+    /// Sharing (in the histories with shares): the owner shares the zone,
+    /// changes a permission, adds or removes a participant, stops sharing;
+    /// a participant accepts or leaves.
+    case share, setPermission, addParticipant, removeParticipant, stopSharing, accept, leave
 }
 
 /// How many histories of how many operations, from which seeds.
@@ -58,6 +74,9 @@ struct SimulationOptions: Sendable {
     var seeds: [UInt64]
     var operations: Int
     var disabled: Set<SimulationOperation> = []
+    /// Whether the histories share the owner's zone with other users'
+    /// devices (``Simulator`` with shares) instead of syncing every user's own zone.
+    var sharing = false
     /// How many of the last operations a failure prints (`CUMULUS_SIMULATION_LOG_LINES`).
     var logLines = 40
 
@@ -101,6 +120,18 @@ struct SimulationStats: Sendable {
     var operationsDuringRetries = 0
     var conflicts = 0
     var secondEnginesRefused = 0
+    /// Sharing operations that reached the server, by kind.
+    var sharing: [String: Int] = [:]
+    /// Participant writes the server refused (`recordFailed`).
+    var refusedWrites = 0
+    /// Engines that lost their shared zone (`shareLost`).
+    var sharesLost = 0
+    /// Participant writes made on their devices, and those handed to the
+    /// oracle once the server showed them.
+    var participantWrites = 0
+    var acknowledgedWrites = 0
+    /// Checks of a device whose user lost access and which synced since.
+    var checkedAfterLoss = 0
     var failures: [SimulationInvariant: Int] = [:]
 
     mutating func add(_ other: SimulationStats) {
@@ -116,7 +147,22 @@ struct SimulationStats: Sendable {
         operationsDuringRetries += other.operationsDuringRetries
         conflicts += other.conflicts
         secondEnginesRefused += other.secondEnginesRefused
+        sharing.merge(other.sharing, uniquingKeysWith: +)
+        refusedWrites += other.refusedWrites
+        sharesLost += other.sharesLost
+        participantWrites += other.participantWrites
+        acknowledgedWrites += other.acknowledgedWrites
+        checkedAfterLoss += other.checkedAfterLoss
         failures.merge(other.failures, uniquingKeysWith: +)
+    }
+
+    /// The figures of the histories with shares, if any.
+    private var sharingSummary: String {
+        guard !sharing.isEmpty else { return "" }
+        let operations = sharing.keys.sorted().map { "\($0)=\(sharing[$0]!)" }.joined(separator: " ")
+        return " sharing[\(operations)] refusedWrites=\(refusedWrites) sharesLost=\(sharesLost)"
+            + " participantWrites=\(participantWrites) acknowledgedWrites=\(acknowledgedWrites)"
+            + " checkedAfterLoss=\(checkedAfterLoss)"
     }
 
     /// One line: every figure, faults and failures by kind.
@@ -129,7 +175,8 @@ struct SimulationStats: Sendable {
             + " syncs=\(syncs) retryWaits=\(retryWaits) operationsDuringRetries=\(operationsDuringRetries)"
             + " restarts=\(restarts) kills=\(kills) secondEnginesRefused=\(secondEnginesRefused)"
             + " userSwitches=\(userSwitches) conflicts=\(conflicts)"
-            + " faults[\(faultList)] failures[\(failureList.joined(separator: " "))]"
+            + " faults[\(faultList)]\(sharingSummary)"
+            + " failures[\(failureList.joined(separator: " "))]"
     }
 }
 

@@ -16,6 +16,18 @@ struct SimulationTests {
         }
     }
 
+    @Test("seeded histories of owners and participants sharing a zone keep every invariant")
+    func seededHistoriesWithShares() async {
+        var options = SimulationOptions.fromEnvironment()
+        options.sharing = true
+        let (stats, failures) = await runSimulation(options)
+        print(stats.summary)
+        for failure in failures {
+            print(failure)
+            Issue.record("\(failure)")
+        }
+    }
+
     @Test("histories without faults, restarts, user switches or stale copies keep every invariant")
     func simpleHistories() async {
         var options = SimulationOptions(seeds: Array(1...10), operations: 150)

@@ -7,7 +7,8 @@ extension Simulator {
     /// are known to the oracle to have reached the server.
     func checkOwnRecordsOnly() async throws {
         for user in users {
-            for record in await server.storedRecords(in: zone, of: user) {
+            for record in await server.storedRecords(in: zone, of: user)
+            where record.recordType == SimNote.cloudRecordType {
                 guard SimNote.owner(of: record.recordName) == user else {
                     throw InvariantBroken(
                         invariant: .ownRecordsOnly, detail: "\(user)'s zone holds \(record.recordName)")
@@ -19,13 +20,15 @@ extension Simulator {
 
     /// Stops the faults, signs every device in as one user, syncs until
     /// quiet, and checks convergence and the oracle.
+    /// With shares, every device stays its user's, and participants give
+    /// up the changes the server refused.
     func finish() async throws {
-        let user = random.pick(users)
-        record("faults stop; every device signs in as \(user)")
+        let user = options.sharing ? sharingOwner : random.pick(users)
+        record(options.sharing ? "faults stop" : "faults stop; every device signs in as \(user)")
         for device in devices {
             device.handle.removeInjectedFaults()
             device.offline = false
-            device.handle.signIn(as: user)
+            if !options.sharing { device.handle.signIn(as: user) }
         }
         try await syncUntilQuiet(user)
         try await checkOwnRecordsOnly()
@@ -40,11 +43,20 @@ extension Simulator {
             let before = await replicas()
             let zoneBefore = try await storedNotes(of: user).map(\.content)
             for device in devices {
+                guard let engine = device.engine else { continue }
+                actor = device
+                let access = sharingOracle.access
                 if case .failed(let error) = try await sync(device, duringRetries: false) {
                     throw InvariantBroken(
                         invariant: .convergence,
                         detail: "device \(device.index)'s sync failed after the faults stopped: \(error)")
                 }
+                let refused = await engine.refusedChanges.keys.sorted()
+                if device.participant != nil, !refused.isEmpty {
+                    try await engine.discardChanges(identifiers: refused)
+                    record("d\(device.index) discards refused \(refused)")
+                }
+                if options.sharing { try await checkSharing(accessBefore: access) }
             }
             var pending = 0
             for device in devices { pending += await device.engine?.pendingChangeCount ?? 0 }
@@ -65,20 +77,25 @@ extension Simulator {
 
     /// The notes a user's zone holds, with the server's metadata.
     private func storedNotes(of user: String) async throws -> [SimNote] {
-        try await server.storedRecords(in: zone, of: user).map { record in
+        try await server.storedRecords(in: zone, of: user).filter { $0.recordType == SimNote.cloudRecordType }.map {
+            record in
             var note = try RecordDecoder().decode(SimNote.self, from: record)
             note.cloudMetadata = record.metadata
             return note
         }
     }
 
-    /// Every device holds what the user's zone holds, change tags included.
+    /// Every device holds what the user's zone holds, change tags included;
+    /// a participant's device holds it while they have access, and nothing after.
     func checkConvergence(of user: String) async throws {
         let stored = Dictionary(uniqueKeysWithValues: try await storedNotes(of: user).map { ($0.id, $0.content) })
-        for (device, replica) in zip(devices, await replicas()) where replica != stored {
-            let names = Set(replica.keys).union(stored.keys).sorted()
-            let differences = names.filter { replica[$0] != stored[$0] }.prefix(3).map { name in
-                "\(name): device \(replica[name]?.description ?? "absent"), server \(stored[name]?.description ?? "absent")"
+        for (device, replica) in zip(devices, await replicas()) {
+            let expected = device.participant.map { sharingOracle.access[$0] == nil ? [:] : stored } ?? stored
+            guard replica != expected else { continue }
+            let names = Set(replica.keys).union(expected.keys).sorted()
+            let differences = names.filter { replica[$0] != expected[$0] }.prefix(3).map { name in
+                "\(name): device \(replica[name]?.description ?? "absent"), "
+                    + "expected \(expected[name]?.description ?? "absent")"
             }
             throw InvariantBroken(
                 invariant: .convergence,

@@ -16,11 +16,29 @@ extension Simulator {
         (.switchUser, 1), (.signOut, 1), (.kill, 2), (.connectivity, 1),
     ]
 
+    /// How often each operation is picked for a step of a history with
+    /// shares: no user switches (a device belongs to its owner or to one
+    /// participant) and no zone deleted behind the devices' backs.
+    static let sharingStepWeights: [(SimulationOperation, Int)] =
+        stepWeights.filter { ![.switchUser, .signOut, .zoneDelete].contains($0.0) } + [
+            (.share, 4), (.setPermission, 4), (.addParticipant, 2), (.removeParticipant, 3), (.stopSharing, 2),
+            (.accept, 6), (.leave, 3),
+        ]
+
+    /// How often each operation is picked on a device of a history with
+    /// shares whose sync waits to retry.
+    static let sharingDuringRetryWeights: [(SimulationOperation, Int)] =
+        duringRetryWeights.filter { ![.switchUser, .signOut].contains($0.0) } + [
+            (.setPermission, 1), (.removeParticipant, 1), (.leave, 1),
+        ]
+
     /// One random operation on one random device.
     func step() async throws {
         stats.operations += 1
         let device = random.pick(devices)
-        guard let operation = random.weighted(enabled(Self.stepWeights)) else { return }
+        actor = device
+        let weights = options.sharing ? Self.sharingStepWeights : Self.stepWeights
+        guard let operation = random.weighted(enabled(weights)) else { return }
         try await perform(operation, on: device)
     }
 
@@ -33,15 +51,26 @@ extension Simulator {
         case .staleEdit: try await staleEdit(on: device)
         case .revert: try await revert(on: device)
         case .delete: try await delete(on: device)
-        case .sync: _ = try await sync(device, duringRetries: !options.disabled.contains(.duringRetry))
+        case .sync:
+            guard device.engine != nil else { return }
+            _ = try await sync(device, duringRetries: !options.disabled.contains(.duringRetry))
         case .connectivity: toggleConnectivity(of: device)
-        case .restart: try await restart(device)
+        case .restart:
+            guard device.engine != nil else { return }
+            try await restart(device)
         case .switchUser: switchUser(of: device)
         case .signOut: signOut(device)
         case .fault: injectFault(on: device)
         case .lostAnswer: injectLostAnswer(on: device)
         case .zoneDelete: await deleteZone(of: device)
         case .expireTokens: await expireTokens(of: device)
+        case .share: try await shareZone(on: device)
+        case .setPermission: try await setPermission(on: device)
+        case .addParticipant: try await addParticipant(on: device)
+        case .removeParticipant: try await removeParticipant(on: device)
+        case .stopSharing: try await stopSharing(on: device)
+        case .accept: try await accept(on: device)
+        case .leave: try await leave(on: device)
         case .kill, .duringRetry: break
         }
     }
@@ -54,11 +83,18 @@ extension Simulator {
         guard let engine = device.engine, let user = device.handle.signedInUser, user == device.engineUser else {
             return
         }
-        createdCount[user, default: 0] += 1
-        var note = SimNote(id: "\(user)-\(createdCount[user]!)", title: "", body: "", count: 0, tags: [])
-        for field in SimField.allCases { field.set(freshValue(field), on: &note) }
+        // A participant's records go to the owner's zone, named after both.
+        let prefix = device.participant.map { "\(sharingOwner)-\($0)." } ?? "\(user)-"
+        createdCount[prefix, default: 0] += 1
+        var note = SimNote(id: "\(prefix)\(createdCount[prefix]!)", title: "", body: "", count: 0, tags: [])
+        for field in SimField.allCases { field.set(freshValue(field, by: device.participant), on: &note) }
         try await write("create \(note.id)") { try await engine.upload(note) }
-        oracle.created(note, device: device.index, tick: nextTick())
+        if device.participant != nil {
+            sharingOracle.queue(.created(note, device: device.index))
+            device.localWrites[note.id] = nextTick()
+        } else {
+            oracle.created(note, device: device.index, tick: nextTick())
+        }
         record("d\(device.index) create \(note.id) \(note.content)")
     }
 
@@ -68,7 +104,7 @@ extension Simulator {
         guard !models.isEmpty else { return }
         let note = random.pick(models)
         let field = random.pick(SimField.allCases)
-        try await change(note, field, to: freshValue(field), on: device, label: "edit")
+        try await change(note, field, to: freshValue(field, by: device.participant), on: device, label: "edit")
     }
 
     /// Edits a copy the app kept on screen from an earlier sync.
@@ -77,11 +113,15 @@ extension Simulator {
         guard !device.screens.isEmpty else { return try await edit(on: device) }
         let name = random.pick(device.screens.keys.sorted())
         let field = random.pick(SimField.allCases)
-        try await change(device.screens[name]!.note, field, to: freshValue(field), on: device, label: "stale edit")
+        try await change(
+            device.screens[name]!.note, field, to: freshValue(field, by: device.participant), on: device,
+            label: "stale edit")
     }
 
     /// Sets a field back to what it held before this device's last edit of it.
     private func revert(on device: SimulationDevice) async throws {
+        // A participant's write is known by its fresh value: they make no reverts.
+        guard device.participant == nil else { return try await edit(on: device) }
         guard let engine = device.engine else { return }
         var choices: [(String, SimField, String)] = []
         for name in device.lastEdits.keys.sorted() {
@@ -104,7 +144,12 @@ extension Simulator {
         let old = field.value(of: note)
         field.set(value, on: &edited)
         try await write("\(label) \(note.id)") { try await engine.upload(edited) }
-        oracle.edited(note, field: field, to: value, device: device.index, tick: nextTick())
+        if device.participant != nil {
+            sharingOracle.queue(.edited(note, field: field, value: value, device: device.index))
+            device.localWrites[note.id] = nextTick()
+        } else {
+            oracle.edited(note, field: field, to: value, device: device.index, tick: nextTick())
+        }
         device.lastEdits[note.id, default: [:]][field] = old
         device.forget(note.id)
         let tag = note.cloudMetadata?.changeTag ?? "nil"
@@ -119,7 +164,12 @@ extension Simulator {
         try await write("delete \(name)") { try await engine.delete(identifiers: [name]) }
         let owner = SimNote.owner(of: name)
         let lastSync = device.lastSync.flatMap { $0.user == owner ? $0.tick : nil }
-        oracle.deleted(name, device: device.index, tick: nextTick(), lastSync: lastSync)
+        if device.participant != nil {
+            sharingOracle.queue(.deleted(name, device: device.index))
+            device.localWrites[name] = nextTick()
+        } else {
+            oracle.deleted(name, device: device.index, tick: nextTick(), lastSync: lastSync)
+        }
         device.forget(name)
         device.lastEdits[name] = nil
         record("d\(device.index) delete \(name)")
@@ -223,7 +273,7 @@ extension Simulator {
     }
 
     private func expireTokens(of device: SimulationDevice) async {
-        let user = device.handle.signedInUser ?? random.pick(users)
+        let user = options.sharing ? sharingOwner : device.handle.signedInUser ?? random.pick(users)
         _ = await server.expireChangeTokens(in: zone, ownedBy: user)
         stats.faults["tokenExpired", default: 0] += 1
         record("server expires \(user)'s change tokens")

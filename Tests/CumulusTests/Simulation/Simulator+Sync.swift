@@ -35,8 +35,8 @@ extension Simulator {
             while case .wait(let delay) = step {
                 stats.retryWaits += 1
                 device.waits += 1
-                if duringRetries, random.chance(0.4), let operation = random.weighted(enabled(Self.duringRetryWeights))
-                {
+                let weights = options.sharing ? Self.sharingDuringRetryWeights : Self.duringRetryWeights
+                if duringRetries, random.chance(0.4), let operation = random.weighted(enabled(weights)) {
                     stats.operationsDuringRetries += 1
                     record("d\(device.index)'s sync waits until \(clock.now.advanced(by: delay).offset):")
                     if operation == .kill {
@@ -71,6 +71,7 @@ extension Simulator {
         _ device: SimulationDevice, _ engine: SyncEngine<SimNote>, start: Int, user: String?, accountChanges: Int
     ) async throws {
         device.syncCount += 1
+        device.lastSuccessfulSync = start
         let pending = await engine.pendingChangeCount
         record("d\(device.index) synced, \(pending) pending")
         guard let user, user == device.handle.signedInUser, accountChanges == device.accountChanges else { return }
@@ -139,7 +140,12 @@ extension Simulator {
             case .zoneRecreated, .fullRefetch:
                 record("d\(device.index) \(event)")
             case .recordFailed(let name, let error):
+                if error.code == .accessDenied { stats.refusedWrites += 1 }
                 record("d\(device.index) record failed \(name): \(error.code)")
+            case .shareLost(let discarded):
+                stats.sharesLost += 1
+                device.forgetAll()
+                record("d\(device.index) share lost, discarded \(discarded)")
             default: break
             }
         }

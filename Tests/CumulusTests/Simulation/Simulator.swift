@@ -9,6 +9,11 @@ import Foundation
 /// record, and that every journal opens; at the end it stops the faults,
 /// syncs every device until quiet, and checks convergence and the
 /// ``Oracle`` (no lost edit, presence).
+///
+/// With ``SimulationOptions/sharing``, alice's devices sync her zone and
+/// share it with bob's and carol's devices, which sync it through their
+/// shared databases; after every step the ``SharingOracle`` checks who
+/// may hold and write what.
 final class Simulator {
     let seed: UInt64
     let options: SimulationOptions
@@ -27,6 +32,18 @@ final class Simulator {
     /// Makes every edited value unique.
     var serial = 0
     var createdCount: [String: Int] = [:]
+    /// The participants' writes and access, in a history with shares.
+    var sharingOracle = SharingOracle()
+    /// The user whose zone is shared, in a history with shares.
+    let sharingOwner = "alice"
+    /// The users the owner shares with.
+    let participantUsers = ["bob", "carol"]
+    /// The device of the step being taken.
+    var actor: SimulationDevice?
+    /// The owner's zone's notes after the last check.
+    var zoneAtLastCheck: [String: SimContent] = [:]
+    /// Each participant's handle on their shared database, without faults: what the server lets them read.
+    var inspectors: [String: InMemoryCloudDatabase] = [:]
 
     init(seed: UInt64, options: SimulationOptions) {
         self.seed = seed
@@ -47,13 +64,17 @@ final class Simulator {
     /// Every engine's configuration comes from here: no automatic sync, the
     /// history's clock, and the engine's random source (backoff jitter,
     /// write identifiers) seeded from the history's generator.
-    static func configuration(clock: any Clock<Duration>, randomSeed: UInt64) -> SyncConfiguration {
+    static func configuration(clock: any Clock<Duration>, randomSeed: UInt64, sharedZone: ZoneID? = nil)
+        -> SyncConfiguration
+    {
         let jitter = SeededJitter(seed: randomSeed)
-        return SyncConfiguration(
-            automaticSync: false,
+        var configuration = SyncConfiguration(
+            zoneName: sharedZone?.zoneName, automaticSync: false,
             retryPolicy: RetryPolicy(
                 initialDelay: .seconds(1), maximumDelay: .seconds(60), jitter: 0.2, maximumAttempts: 5),
             clock: clock, random: { jitter.next() })
+        configuration.zoneOwner = sharedZone?.ownerRecordName
+        return configuration
     }
 
     // MARK: A history
@@ -61,12 +82,17 @@ final class Simulator {
     /// Runs the history; `nil` when it kept every invariant.
     func run() async -> SimulationFailure? {
         stats.histories = 1
-        defer { tearDown() }
+        defer {
+            stats.participantWrites = sharingOracle.queued
+            tearDown()
+        }
         do {
             try await setUp()
             for _ in 0..<options.operations {
+                let access = sharingOracle.access
                 try await step()
                 try await checkOwnRecordsOnly()
+                if options.sharing { try await checkSharing(accessBefore: access) }
             }
             try await finish()
             return nil
@@ -78,11 +104,12 @@ final class Simulator {
             stats.failedHistories = 1
             return SimulationFailure(
                 seed: seed, invariant: broken.invariant, detail: broken.detail,
-                logTail: Array(log.suffix(options.logLines)))
+                logTail: Array(log.suffix(options.logLines)), sharing: options.sharing)
         }
     }
 
     func setUp() async throws {
+        guard !options.sharing else { return try await setUpSharing() }
         let count = random.int(in: 2...4)
         for index in 0..<count {
             let directory = root.appendingPathComponent("device\(index)")
@@ -106,7 +133,9 @@ final class Simulator {
     /// Opens the device's engine on its journal; a journal that does not
     /// open breaks ``SimulationInvariant/journalOpens``.
     func open(_ device: SimulationDevice) async throws {
-        let configuration = Self.configuration(clock: clock, randomSeed: random.next())
+        // A participant's device has no engine until they accepted a share.
+        guard device.participant == nil || device.sharedZone != nil else { return }
+        let configuration = Self.configuration(clock: clock, randomSeed: random.next(), sharedZone: device.sharedZone)
         do {
             let engine = try await SyncEngine<SimNote>(
                 database: device.handle, directory: device.directory, configuration: configuration)
@@ -135,6 +164,16 @@ final class Simulator {
     func freshValue(_ field: SimField) -> String {
         serial += 1
         return field.fresh(serial)
+    }
+
+    /// A fresh value; one a participant writes carries their name (all but
+    /// the count) and is remembered with it.
+    func freshValue(_ field: SimField, by participant: String?) -> String {
+        guard let participant else { return freshValue(field) }
+        serial += 1
+        let value = field.fresh(serial, writer: participant)
+        sharingOracle.wrote(value, by: participant)
+        return value
     }
 
     /// Waits a moment for the engine without moving the clock: yields
