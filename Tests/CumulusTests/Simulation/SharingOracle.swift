@@ -126,12 +126,14 @@ struct SharingOracle {
     }
 
     /// Hands the participant writes the server now shows to `oracle`.
-    /// `refused(device, name)` says whether the device's engine holds the
-    /// record's change as refused; `actor` is the device that took the step.
+    /// `deletionWaits(device, name)` says whether the device's engine still
+    /// has its deletion of the record to send or in doubt (a refused one
+    /// waits too: a restart sends it again); `actor` is the device that took the step.
     /// Returns how many writes were handed over.
     @discardableResult
     mutating func acknowledge(
-        stored: [SimNote], actor: Int?, refused: (Int, String) -> Bool, into oracle: inout Oracle, tick: () -> Int
+        stored: [SimNote], actor: Int?, deletionWaits: (Int, String) -> Bool, into oracle: inout Oracle,
+        tick: () -> Int
     ) -> Int {
         let present = Dictionary(stored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var remaining: [Unacknowledged] = []
@@ -151,14 +153,15 @@ struct SharingOracle {
                 }
             case .deleted(let name, let device):
                 // Judged after the deleting device's own steps: gone means
-                // acknowledged, refused means never allowed.
+                // acknowledged; no longer waiting (given up, replaced, or
+                // discarded with the share) means never allowed.
                 guard device == actor else {
                     remaining.append(write)
                     continue
                 }
                 if present[name] == nil {
                     oracle.deleted(name, device: device, tick: tick(), lastSync: nil, mayDominate: false)
-                } else if !refused(device, name) {
+                } else if deletionWaits(device, name) {
                     remaining.append(write)
                 }
             }

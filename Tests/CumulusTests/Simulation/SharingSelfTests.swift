@@ -60,7 +60,7 @@ struct SharingSelfTests {
                 .isEmpty)
         var tick = 10
         sharing.acknowledge(
-            stored: [acknowledged], actor: 2, refused: { _, _ in false }, into: &oracle,
+            stored: [acknowledged], actor: 2, deletionWaits: { _, _ in false }, into: &oracle,
             tick: {
                 tick += 1
                 return tick

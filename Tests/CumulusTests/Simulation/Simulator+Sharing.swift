@@ -1,6 +1,7 @@
-import Cumulus
 import CumulusTesting
 import Foundation
+
+@testable import Cumulus
 
 /// Histories with shares: alice's devices sync her zone on her private
 /// database; bob's and carol's devices get an engine on their shared
@@ -222,13 +223,13 @@ extension Simulator {
         var violations = sharingOracle.writeViolations(
             stored: stored, unchanged: contents == zoneAtLastCheck, actor: actor?.participant, before: accessBefore)
         zoneAtLastCheck = contents
-        var refused: [Int: Set<String>] = [:]
+        var waiting: [Int: Set<String>] = [:]
         if let actor, actor.participant != nil, let engine = actor.engine {
-            refused[actor.index] = Set(await engine.refusedChanges.keys)
+            waiting[actor.index] = await engine.waitingDeletions
         }
         stats.acknowledgedWrites += sharingOracle.acknowledge(
-            stored: stored, actor: actor?.index, refused: { refused[$0]?.contains($1) ?? false }, into: &oracle,
-            tick: { self.nextTick() })
+            stored: stored, actor: actor?.index, deletionWaits: { waiting[$0]?.contains($1) ?? false },
+            into: &oracle, tick: { self.nextTick() })
         violations += try await accessViolations()
         guard let first = violations.first else { return }
         throw InvariantBroken(invariant: first.0, detail: violations.prefix(4).map(\.1).joined(separator: "; "))
@@ -279,5 +280,17 @@ extension Simulator {
         } catch let error as CloudError where error.code == .zoneNotFound {
             return nil
         }
+    }
+}
+
+extension SyncEngine {
+    /// The records whose local deletion waits to be sent (refused ones
+    /// included) or was sent without an answer.
+    var waitingDeletions: Set<String> {
+        var names = Set(replica.inDoubt.keys)
+        for (name, change) in replica.pending {
+            if case .delete = change.kind { names.insert(name) }
+        }
+        return names
     }
 }
