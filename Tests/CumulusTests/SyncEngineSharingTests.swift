@@ -62,6 +62,45 @@ struct SyncEngineSharingTests {
         #expect(Set(await alice.models.map(\.id)) == ["n1", "n2"])
     }
 
+    @Test("a refused change stays refused across a restart: not sent again until the share allows it")
+    func refusalSurvivesRestart() async throws {
+        let (alice, share) = try await sharedNotes([ShareParticipant(lookupInfo: .user("carol"), permission: .readOnly)]
+        )
+        let publicDatabase = server.database(scope: .public, signedInAs: "carol")
+        let accepted = try await publicDatabase.accept(
+            try await publicDatabase.shareMetadata(shortGUID: try #require(share.shortGUID)))
+        var configuration = SyncConfiguration(sharedZone: accepted.zoneID)
+        configuration.automaticSync = false
+        let directory = temporaryDirectory("restart")
+        var carol: SyncEngine<Note>? = try await SyncEngine<Note>(
+            database: server.database(scope: .shared, signedInAs: "carol"), directory: directory,
+            configuration: configuration)
+        try await carol!.sync()
+        try await carol!.delete(identifiers: ["n1"])
+        try await carol!.sync()
+        #expect(await carol!.refusedChanges["n1"]?.code == .accessDenied)
+        await carol!.close()
+        carol = nil
+
+        let reopened = try await SyncEngine<Note>(
+            database: server.database(scope: .shared, signedInAs: "carol"), directory: directory,
+            configuration: configuration)
+        #expect(await reopened.refusedChanges["n1"]?.code == .accessDenied)
+        server.resetRequestCounts()
+        try await reopened.sync()
+        #expect(server.requestCount(of: .modifyRecords) == 0)
+        try await alice.sync()
+        #expect(await alice.model(withIdentifier: "n1") != nil)
+
+        var current = try #require(try await alice.fetchZoneShare())
+        current.setPermission(.readWrite) { $0.isUser("carol") }
+        _ = try await alice.saveShare(current)
+        try await reopened.sync()
+        #expect(await reopened.refusedChanges.isEmpty)
+        try await alice.sync()
+        #expect(await alice.model(withIdentifier: "n1") == nil)
+    }
+
     @Test("a read-write participant syncs the shared zone; edits meet through the resolver")
     func readWriteParticipant() async throws {
         let (alice, share) = try await sharedNotes([ShareParticipant(lookupInfo: .user("bob"), permission: .readWrite)])

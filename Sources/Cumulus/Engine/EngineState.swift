@@ -74,6 +74,11 @@ enum JournalKeys {
     static let deletePrefix = "delete/"
     static let sentPrefix = "sent/"
     static let sentDeletePrefix = "sentDelete/"
+    /// A pending change a share refused (`ACCESS_DENIED`): not sent again,
+    /// after a restart too, until the app changes the model or the share
+    /// changes (an engine that predates it ignores the document and sends
+    /// the change again).
+    static let refusedPrefix = "refused/"
 
     static func server(_ name: String) -> String { serverPrefix + name }
     static func earlier(_ name: String) -> String { earlierPrefix + name }
@@ -82,6 +87,37 @@ enum JournalKeys {
     static func delete(_ name: String) -> String { deletePrefix + name }
     static func sent(_ name: String) -> String { sentPrefix + name }
     static func sentDelete(_ name: String) -> String { sentDeletePrefix + name }
+    static func refused(_ name: String) -> String { refusedPrefix + name }
+}
+
+/// Why the server refused a pending change: `{"code": …, "reason": …}`.
+enum RefusedDocument {
+    static func json(_ error: CloudError) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + error.reason.utf8.count)
+        writer.appendRaw("{\"code\":")
+        writer.appendString(error.code.rawValue)
+        writer.appendRaw(",\"reason\":")
+        writer.appendString(error.reason)
+        writer.append(byte: UInt8(ascii: "}"))
+        return writer.bytes
+    }
+
+    static func error(_ json: [UInt8], recordName: String, zoneID: ZoneID) throws -> CloudError {
+        guard case .object(let members) = try JSONParser.parse(json) else {
+            throw JournalError(.corrupted, "a refused change's document is not an object")
+        }
+        var code: String?
+        var reason = ""
+        for member in members {
+            switch (member.key, member.value) {
+            case ("code", .string(let value)): code = value
+            case ("reason", .string(let value)): reason = value
+            default: continue
+            }
+        }
+        guard let code else { throw JournalError(.corrupted, "a refused change's document has no code") }
+        return CloudError(CloudError.Code(rawValue: code), reason: reason, recordName: recordName, zoneID: zoneID)
+    }
 }
 
 /// The engine's metadata document. A journal written before `fetched`

@@ -24,7 +24,7 @@ extension Replica {
             case .record(let record):
                 if record.recordType == ShareDetails.recordType {
                     // The share changed, a permission perhaps: what it refused is tried again.
-                    for (name, error) in refused where error.code == .accessDenied { refused[name] = nil }
+                    for (name, error) in refused where error.code == .accessDenied { forgetRefusal(name, &effects) }
                     continue
                 }
                 // In a zone shared by several engines, the others' records are theirs.
@@ -167,7 +167,7 @@ extension Replica {
         }
         for name in Array(server.keys) { removeServer(name, &effects) }
         for name in Array(inDoubt.keys) { settle(name, &effects) }
-        refused.removeAll()
+        for name in Array(refused.keys) { forgetRefusal(name, &effects) }
         effects.append(updateMeta { $0 = EngineMeta(user: $0.user) })
         effects.events.append(.shareLost(discardedChanges: discarded))
         effects.deleted = vanished
@@ -187,7 +187,7 @@ extension Replica {
         }
         for name in Array(server.keys) { removeServer(name, &effects) }
         for name in Array(inDoubt.keys) { settle(name, &effects) }
-        refused.removeAll()
+        for name in Array(refused.keys) { forgetRefusal(name, &effects) }
         effects.append(updateMeta { $0 = EngineMeta(user: user) })
         effects.events.append(.accountChanged(previousUser: previous, newUser: user, discardedChanges: discarded))
         effects.deleted = vanished

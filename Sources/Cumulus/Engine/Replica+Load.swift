@@ -34,6 +34,9 @@ extension Replica {
                 sentDeletes.append(String(key.dropFirst(JournalKeys.sentDeletePrefix.count)))
             } else if key.hasPrefix(JournalKeys.earlierPrefix) {
                 earlierDocuments.append((key, value))
+            } else if key.hasPrefix(JournalKeys.refusedPrefix) {
+                let name = String(key.dropFirst(JournalKeys.refusedPrefix.count))
+                replica.refused[name] = try RefusedDocument.error(value, recordName: name, zoneID: settings.zoneID)
             }
         }
 
@@ -81,6 +84,8 @@ extension Replica {
             replica.earlier[name] = versions
         }
         try replica.loadInDoubt(sentDocuments, sentDeletes)
+        // A refusal counts only while its change waits.
+        replica.refused = replica.refused.filter { replica.pending[$0.key] != nil }
         return replica
     }
 

@@ -213,7 +213,7 @@ struct Replica<Model: CloudCodable>: Sendable {
         generationCounter += 1
         pending[name] = PendingChange(kind: stamped(name, kind), generation: generationCounter)
         pendingModels[name] = model
-        refused[name] = nil
+        forgetRefusal(name, &effects)
         if resettingConflicts { conflictAttempts[name] = nil }
         writePending(name, &effects)
     }
@@ -274,7 +274,7 @@ struct Replica<Model: CloudCodable>: Sendable {
     mutating func clearPending(_ name: String, _ effects: inout Effects) {
         pending[name] = nil
         pendingModels[name] = nil
-        refused[name] = nil
+        forgetRefusal(name, &effects)
         conflictAttempts[name] = nil
         writePending(name, &effects)
     }
@@ -437,7 +437,18 @@ struct Replica<Model: CloudCodable>: Sendable {
 
     mutating func refuse(_ name: String, _ error: CloudError, _ effects: inout Effects) {
         refused[name] = error
+        // A share's refusal holds until the share changes; others (a full
+        // storage, say) are tried again when the engine next opens.
+        if error.code == .accessDenied {
+            effects.journal.set(JournalKeys.refused(name), RefusedDocument.json(error))
+        }
         effects.events.append(.recordFailed(recordName: name, error: error))
+    }
+
+    /// The change may be sent again: it changed, went, or what refused it did.
+    mutating func forgetRefusal(_ name: String, _ effects: inout Effects) {
+        guard refused.removeValue(forKey: name) != nil else { return }
+        effects.journal.remove(JournalKeys.refused(name))
     }
 
     /// Counts one more conflict of the record; `false` once it met more than the configured number in a row.

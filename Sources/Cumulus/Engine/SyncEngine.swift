@@ -202,7 +202,11 @@ public actor SyncEngine<Model: CloudCodable> {
     public var pendingChangeCount: Int { replica.pending.count }
 
     /// The identifiers of records the server refused for good, with why.
-    /// They stay in the journal until the app uploads or deletes them again.
+    /// They stay in the journal and are not sent again until the app
+    /// uploads, deletes or discards them (``discardChanges(identifiers:)``).
+    /// A refusal for lack of permission (`ACCESS_DENIED`, in a shared zone)
+    /// lasts across restarts, until the share changes; the others are tried
+    /// again when the engine next opens.
     public var refusedChanges: [String: CloudError] { replica.refused }
 
     // MARK: Local changes
