@@ -49,6 +49,9 @@ extension CloudDatabaseConformance {
             try await $0.losingAccessTakesTheZoneAway()
         },
         Check("a record belongs to one share at most") { try await $0.oneSharePerRecord() },
+        Check("a participant who gains or loses one of two shares of a zone fetches the zone again") {
+            try await $0.secondShareExpiresTokens()
+        },
         Check("an administrator manages the participants, not the public permission or the administrators") {
             try await $0.administratorManagesParticipants()
         },
@@ -392,6 +395,46 @@ extension CloudDatabaseConformance {
         let rootless = try await alice.modifyRecords(
             [RecordOperation(.create, shareRecord("s2"))], zoneID: albumsZone, atomic: false)
         expectFailure(rootless[0], .badRequest)
+    }
+
+    func secondShareExpiresTokens() async throws {
+        let alice = try await alicesAlbums()
+        let bobName = try await recordName(of: "bob")
+        let first = try await shareAlbum(
+            alice, participants: [ShareParticipant(lookupInfo: .user(bobName), permission: .readOnly)])
+        let bob = try await accept(try shortGUID(first), as: "bob")
+        let (_, token) = try await bob.shared.allZoneChanges(bob.zone, since: nil)
+
+        // A second share of the same zone: bob's old token expires, and the zone read again shows both.
+        var a2 = try #require(try await alice.fetch("a2", in: albumsZone))
+        a2.share = "share-a2"
+        let saved = try await alice.apply(
+            [
+                RecordOperation(
+                    .create,
+                    shareRecord(
+                        "share-a2", participants: [ShareParticipant(lookupInfo: .user(bobName), permission: .readOnly)])
+                ),
+                RecordOperation(.update, a2),
+            ], in: albumsZone)
+        _ = try await accept(try shortGUID(try #require(saved.first)), as: "bob")
+        let expired = try await bob.shared.fetchZoneChanges([ZoneChangesRequest(zoneID: bob.zone, syncToken: token)])
+        #expect((try? expired[0].get()) == nil)
+        if case .failure(let error) = expired[0] { #expect(error.code == .changeTokenExpired) }
+        #expect(try await sharedNames(bob) == ["a1", "p1", "p2", "share-a1", "a2", "p3", "share-a2"])
+
+        // Losing one of the two: the zone stays, the lost share's records go.
+        let (_, later) = try await bob.shared.allZoneChanges(bob.zone, since: nil)
+        var current = try #require(try await alice.fetch("share-a2", in: albumsZone))
+        current.shareDetails?.participants.removeAll { $0.userRecordName == bobName }
+        try await alice.apply([RecordOperation(.update, current)], in: albumsZone)
+        let stale = try await bob.shared.fetchZoneChanges([ZoneChangesRequest(zoneID: bob.zone, syncToken: later)])
+        if case .failure(let error) = stale[0] {
+            #expect(error.code == .changeTokenExpired)
+        } else {
+            Issue.record("a token from before losing a share still answers")
+        }
+        #expect(try await sharedNames(bob) == ["a1", "p1", "p2", "share-a1"])
     }
 
     func administratorManagesParticipants() async throws {

@@ -22,7 +22,7 @@ extension RecordService {
                         continue
                     }
                     do {
-                        var page = try await Self.changes(of: access.zone, request, transaction)
+                        var page = try await Self.changes(of: access.tokenZone, request, transaction)
                         try page.shared(through: access, viewer: context.user)
                         results.append(.success(page))
                     } catch let error as CloudError {

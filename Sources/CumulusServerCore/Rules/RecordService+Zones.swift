@@ -32,7 +32,7 @@ extension RecordService {
                     if let access = try await ZoneAccess.open(
                         zoneID, context: context, readingShares: true, transaction)
                     {
-                        results.append(.zone(RecordZone(zoneID: access.zoneID, syncToken: access.zone.syncToken)))
+                        results.append(.zone(RecordZone(zoneID: access.zoneID, syncToken: access.tokenZone.syncToken)))
                     } else {
                         results.append(.failure(ServerLimits.zoneNotFound(zoneID, recordName: nil)))
                     }
@@ -88,7 +88,7 @@ extension RecordService {
                 guard seen.insert([ExactName(share.owner), ExactName(share.zoneName)]).inserted else { continue }
                 let zoneID = ZoneID(zoneName: share.zoneName, ownerRecordName: share.owner)
                 if let access = try await ZoneAccess.open(zoneID, context: context, readingShares: true, transaction) {
-                    zones.append(RecordZone(zoneID: access.zoneID, syncToken: access.zone.syncToken))
+                    zones.append(RecordZone(zoneID: access.zoneID, syncToken: access.tokenZone.syncToken))
                 }
             }
             return zones

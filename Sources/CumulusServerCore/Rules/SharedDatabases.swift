@@ -36,6 +36,33 @@ struct ZoneAccess: Sendable {
             zoneID: ZoneID(zoneName: zone.name, ownerRecordName: target.key.owner), shares: shares, view: view)
     }
 
+    /// The zone as the caller's sync tokens see it. Through the shared
+    /// database its incarnation also stands for the shares the caller
+    /// accepted in it: a token from before the caller gained or lost one
+    /// expires, and the fetch from the start that follows shows exactly
+    /// what the shares cover now (records of a lost share as gone, those
+    /// of a new one as there).
+    var tokenZone: StoredZone {
+        guard let participant = view.participant else { return zone }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ bytes: some Sequence<UInt8>) {
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+            hash ^= 0xff
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        mix(String(zone.incarnation).utf8)
+        let accepted = shares.filter { ShareRules.acceptedParticipant(participant, in: $0) != nil }
+            .map { ExactName($0.shortGUID) }.sorted()
+        for guid in accepted { mix(guid.string.utf8) }
+        var tokenZone = zone
+        // Below 2^53 and above 0, as every incarnation.
+        tokenZone.incarnation = Int64(hash % ((1 << 53) - 1)) + 1
+        return tokenZone
+    }
+
     /// Whether `user` accepted the share named `recordName` as one of its administrators.
     func isAdministrator(_ user: String, ofShare recordName: String) -> Bool {
         guard let share = shares.first(where: { $0.recordName.isExactly(recordName) }) else { return false }
