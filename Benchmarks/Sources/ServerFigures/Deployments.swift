@@ -245,6 +245,11 @@ struct ServiceDatabase: CloudDatabase {
     func listSubscriptions() async throws -> [Subscription] { throw unused }
     func lookupSubscriptions(_ subscriptionIDs: [String]) async throws -> [SubscriptionResult] { throw unused }
     func currentUser() async throws -> UserIdentity { throw unused }
+    func resolveShares(_ shares: [ShareLookup]) async throws -> [ShareResult] { throw unused }
+    func acceptShares(_ shares: [ShareLookup]) async throws -> [ShareResult] { throw unused }
+    func lookupUsers(emailAddresses: [String]) async throws -> [UserIdentity] { throw unused }
+    func lookupUsers(userRecordNames: [String]) async throws -> [UserIdentity] { throw unused }
+    func discoverUsers(_ lookupInfos: [UserLookupInfo]) async throws -> [UserIdentity] { throw unused }
     func notifications() -> AsyncStream<CloudNotification> { AsyncStream { $0.finish() } }
 
     private var unused: CloudError { CloudError(.badRequest, reason: "not used by the benchmark") }

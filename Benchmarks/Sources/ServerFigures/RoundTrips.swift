@@ -184,6 +184,31 @@ final class CountingDatabase: CloudDatabase, Sendable {
         return try await base.currentUser()
     }
 
+    func resolveShares(_ shares: [ShareLookup]) async throws -> [ShareResult] {
+        count("records/resolve")
+        return try await base.resolveShares(shares)
+    }
+
+    func acceptShares(_ shares: [ShareLookup]) async throws -> [ShareResult] {
+        count("records/accept")
+        return try await base.acceptShares(shares)
+    }
+
+    func lookupUsers(emailAddresses: [String]) async throws -> [UserIdentity] {
+        count("users/lookup/email")
+        return try await base.lookupUsers(emailAddresses: emailAddresses)
+    }
+
+    func lookupUsers(userRecordNames: [String]) async throws -> [UserIdentity] {
+        count("users/lookup/id")
+        return try await base.lookupUsers(userRecordNames: userRecordNames)
+    }
+
+    func discoverUsers(_ lookupInfos: [UserLookupInfo]) async throws -> [UserIdentity] {
+        count("users/discover")
+        return try await base.discoverUsers(lookupInfos)
+    }
+
     func notifications() -> AsyncStream<CloudNotification> { remote.notifications() }
 
     @discardableResult
