@@ -223,3 +223,18 @@ struct SyncEngineSharingTests {
         #expect(await alice.models.count == 2)
     }
 }
+
+@Suite("Share values")
+struct ShareValueTests {
+    @Test("a participant is matched by exact name bytes, and by address with only ASCII letters folded")
+    func participantMatching() {
+        let byName = ShareParticipant(lookupInfo: .user("caf\u{E9}"), permission: .readOnly)
+        #expect(byName.isUser("caf\u{E9}"))
+        #expect(!byName.isUser("cafe\u{301}"))
+        let byAddress = ShareParticipant(lookupInfo: .email("Bob@Example.com"), permission: .readOnly)
+        #expect(byAddress.isUser(emailAddress: "bob@example.COM"))
+        let accented = ShareParticipant(lookupInfo: .email("\u{C9}lise@example.com"), permission: .readOnly)
+        #expect(!accented.isUser(emailAddress: "\u{E9}lise@example.com"))
+        #expect(!accented.isUser(emailAddress: "E\u{301}lise@example.com"))
+    }
+}

@@ -54,7 +54,7 @@ extension JSONWriter {
         }
         if let name = participant.nameComponents {
             key(&self, #""nameComponents":"#)
-            writeOptionalStrings([(#""givenName":"#, name.givenName), (#""familyName":"#, name.familyName)])
+            writeNameComponents(name)
         }
         put(#"},"type":"#)
         putString(participant.role.rawValue)
@@ -65,8 +65,16 @@ extension JSONWriter {
         put(UInt8(ascii: "}"))
     }
 
+    /// Appends `{"givenName":…,"familyName":…}`, the keys that are set.
+    package mutating func writeNameComponents(_ names: UserNameComponents) {
+        // Callers outside the record writer may share the buffer; `put` writes in place.
+        makeUnique()
+        writeOptionalStrings([(#""givenName":"#, names.givenName), (#""familyName":"#, names.familyName)])
+    }
+
     /// Appends `{"emailAddress":…,"phoneNumber":…,"userRecordName":…}`, the keys that are set.
-    mutating func writeLookupInfo(_ lookup: UserLookupInfo) {
+    package mutating func writeLookupInfo(_ lookup: UserLookupInfo) {
+        makeUnique()
         writeOptionalStrings([
             (#""emailAddress":"#, lookup.emailAddress), (#""phoneNumber":"#, lookup.phoneNumber),
             (#""userRecordName":"#, lookup.userRecordName),

@@ -25,7 +25,7 @@ extension CloudRequest {
                 writer.appendRaw(#"{"lookupInfos":["#)
                 for index in infos.indices {
                     if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
-                    writer.appendLookupInfo(infos[index])
+                    writer.writeLookupInfo(infos[index])
                 }
                 writer.appendRaw("]}")
             case .modifyRecords(let operations, let zoneID, let atomic):

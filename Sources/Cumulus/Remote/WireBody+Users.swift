@@ -5,37 +5,6 @@ import CloudCodable
 // the sharing enums.
 
 extension JSONWriter {
-    /// Appends `{"emailAddress":…,"phoneNumber":…,"userRecordName":…}`
-    /// with the members that are set.
-    package mutating func appendLookupInfo(_ info: UserLookupInfo) {
-        var first = true
-        func member(_ key: StaticString, _ value: String?, _ writer: inout JSONWriter) {
-            guard let value else { return }
-            writer.append(byte: UInt8(ascii: first ? "{" : ","))
-            writer.appendRaw(key)
-            writer.appendString(value)
-            first = false
-        }
-        member(#""emailAddress":"#, info.emailAddress, &self)
-        member(#""phoneNumber":"#, info.phoneNumber, &self)
-        member(#""userRecordName":"#, info.userRecordName, &self)
-        appendRaw(first ? "{}" : "}")
-    }
-
-    /// Appends `{"givenName":…,"familyName":…}` with the members that are set.
-    package mutating func appendNameComponents(_ names: UserNameComponents) {
-        append(byte: UInt8(ascii: "{"))
-        if let given = names.givenName {
-            appendRaw(#""givenName":"#)
-            appendString(given)
-        }
-        if let family = names.familyName {
-            appendRaw(names.givenName == nil ? #""familyName":"# : #","familyName":"#)
-            appendString(family)
-        }
-        append(byte: UInt8(ascii: "}"))
-    }
-
     /// Appends a user identity dictionary:
     /// `{"userRecordName":…,"lookupInfo":…,"nameComponents":…}`, the last two when set.
     package mutating func appendUserIdentity(_ user: UserIdentity) {
@@ -43,11 +12,11 @@ extension JSONWriter {
         appendString(user.userRecordName)
         if let info = user.lookupInfo {
             appendRaw(#","lookupInfo":"#)
-            appendLookupInfo(info)
+            writeLookupInfo(info)
         }
         if let names = user.nameComponents {
             appendRaw(#","nameComponents":"#)
-            appendNameComponents(names)
+            writeNameComponents(names)
         }
         append(byte: UInt8(ascii: "}"))
     }

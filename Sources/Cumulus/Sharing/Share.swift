@@ -79,16 +79,24 @@ public struct Share: Sendable, Hashable {
 
 extension ShareParticipant {
     /// Whether this participant is the user with `userRecordName`, or was
-    /// invited by that name or by `emailAddress` (compared as the server
-    /// stores addresses: ASCII letters in either case).
+    /// invited by that name or by `emailAddress`. Names are compared as
+    /// exact bytes, addresses as the server stores them: ASCII letters in
+    /// either case, every other byte exactly.
     public func isUser(_ userRecordName: String? = nil, emailAddress: String? = nil) -> Bool {
         if let userRecordName {
-            if self.userRecordName == userRecordName || lookupInfo?.userRecordName == userRecordName { return true }
+            let named = [self.userRecordName, lookupInfo?.userRecordName].compactMap { $0 }
+            if named.contains(where: { $0.utf8.elementsEqual(userRecordName.utf8) }) { return true }
         }
         if let emailAddress, let invited = lookupInfo?.emailAddress {
-            return invited.lowercased() == emailAddress.lowercased()
+            return Self.asciiLowercased(invited) == Self.asciiLowercased(emailAddress)
         }
         return false
+    }
+
+    /// The address as the server compares it: ASCII letters in lower case,
+    /// every other byte as it is (so "É" and "é" stay apart, as there).
+    private static func asciiLowercased(_ address: String) -> [UInt8] {
+        address.utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
     }
 }
 
