@@ -94,6 +94,9 @@ struct RemoteRequestTests {
         case .lookupUsersByEmail: _ = try await database.lookupUsers(emailAddresses: ["bob@example.com"])
         case .lookupUsersByID: _ = try await database.lookupUsers(userRecordNames: ["_bob"])
         case .discoverUsers: _ = try await database.discoverUsers([.email("bob@example.com")])
+        case .requestAssetUploads:
+            _ = try await database.requestAssetUploads(
+                [AssetUploadRequest(recordName: "n1", recordType: "Note", fieldName: "photo")], zoneID: zone)
         case .fetchRecordChanges, .fetchChangedZones:
             Issue.record("\(operation.rawValue) is served for other clients; RemoteCloudDatabase does not send it")
         }
@@ -132,6 +135,8 @@ struct RemoteRequestTests {
             return .shares([.failure(shortGUID: "g1", CloudError(.notFound, reason: "no such share"))])
         case .lookupUsersByEmail, .lookupUsersByID, .discoverUsers:
             return .users([UserIdentity(userRecordName: "_bob")])
+        case .requestAssetUploads:
+            return .assetUploads([AssetUploadTarget(recordName: "n1", fieldName: "photo", url: "/assets/1/upload/t")])
         }
     }
 

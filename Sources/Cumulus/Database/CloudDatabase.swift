@@ -1,4 +1,5 @@
 import CloudCodable
+import Foundation
 
 /// A cloud record database: one of a container's databases as seen by the
 /// signed-in user.
@@ -117,9 +118,49 @@ public protocol CloudDatabase: Sendable {
     /// databases whose streams listen as soon as they are returned.
     @discardableResult
     func notificationChannelsOpened() async -> Bool
+
+    /// `assets/upload`: where to send the bytes of an asset for each record
+    /// field, one target per request in order. The caller must be allowed
+    /// to save each record as it would be saved (its own in the private
+    /// database, a `READ_WRITE` share's in the shared database, any record
+    /// it may change in the public one); otherwise the whole request throws
+    /// (`ACCESS_DENIED`, `AUTHENTICATION_REQUIRED`, `ZONE_NOT_FOUND`).
+    func requestAssetUploads(_ requests: [AssetUploadRequest], zoneID: ZoneID) async throws
+        -> [AssetUploadTarget]
+
+    /// Sends the file's bytes to `target` (read from the file as they are
+    /// sent, never whole into memory) and answers the asset to save in the
+    /// target's field: its `fileChecksum`, `size` and `receipt`. Save the
+    /// record before the receipt expires. A file over the server's asset
+    /// size limit throws `LIMIT_EXCEEDED`; an expired target `EXPIRED`.
+    func uploadAsset(contentsOf file: URL, to target: AssetUploadTarget) async throws -> Asset
+
+    /// The bytes of an asset of a fetched record (its ``Asset/downloadURL``),
+    /// all of them or `range` (`written..<assetSize` resumes a transfer).
+    /// The URL is the credential and expires (`EXPIRED`): fetch the record
+    /// again for a fresh one. A range outside the asset throws
+    /// `RANGE_NOT_SATISFIABLE`; an asset without a URL `BAD_REQUEST`.
+    func downloadAsset(_ asset: Asset, range: Range<Int64>?) async throws -> AssetDownload
 }
 
 extension CloudDatabase {
+    /// Throws ``CloudError/Code/unsupported``: a database without assets.
+    public func requestAssetUploads(_ requests: [AssetUploadRequest], zoneID: ZoneID) async throws
+        -> [AssetUploadTarget]
+    {
+        throw CloudError.assetsUnsupported(by: Self.self)
+    }
+
+    /// Throws ``CloudError/Code/unsupported``: a database without assets.
+    public func uploadAsset(contentsOf file: URL, to target: AssetUploadTarget) async throws -> Asset {
+        throw CloudError.assetsUnsupported(by: Self.self)
+    }
+
+    /// Throws ``CloudError/Code/unsupported``: a database without assets.
+    public func downloadAsset(_ asset: Asset, range: Range<Int64>?) async throws -> AssetDownload {
+        throw CloudError.assetsUnsupported(by: Self.self)
+    }
+
     /// Returns `false` at once: streams that listen as soon as they are returned.
     @discardableResult
     public func notificationChannelsOpened() async -> Bool { false }

@@ -53,6 +53,20 @@ public struct CloudError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let changeTokenExpired = Code(rawValue: "CHANGE_TOKEN_EXPIRED")
         /// The record is already inside another share's hierarchy (HTTP 409).
         public static let alreadyShared = Code(rawValue: "ALREADY_SHARED")
+        /// An asset is larger than the server accepts (HTTP 413).
+        /// (A Cumulus addition to the CloudKit Web Services codes.)
+        public static let limitExceeded = Code(rawValue: "LIMIT_EXCEEDED")
+        /// An asset's upload URL or download URL has expired (HTTP 410): ask
+        /// for another, or fetch the record again.
+        /// (A Cumulus addition to the CloudKit Web Services codes.)
+        public static let expired = Code(rawValue: "EXPIRED")
+        /// The byte range asked of an asset is not inside it (HTTP 416).
+        /// (A Cumulus addition to the CloudKit Web Services codes.)
+        public static let rangeNotSatisfiable = Code(rawValue: "RANGE_NOT_SATISFIABLE")
+        /// The database or storage cannot carry out this kind of request
+        /// (HTTP 501), e.g. a test double without assets.
+        /// (A Cumulus addition to the CloudKit Web Services codes.)
+        public static let unsupported = Code(rawValue: "UNSUPPORTED")
         /// The request never reached the server or its answer never came back.
         /// (Client-side only; never on the wire.)
         public static let networkFailure = Code(rawValue: "NETWORK_FAILURE")
@@ -105,7 +119,10 @@ public struct CloudError: Error, Sendable, Hashable, CustomStringConvertible {
         case .throttled: 429
         case .tryAgainLater: 503
         case .validatingReferenceError: 412
-        case .changeTokenExpired: 410
+        case .changeTokenExpired, .expired: 410
+        case .limitExceeded: 413
+        case .rangeNotSatisfiable: 416
+        case .unsupported: 501
         default: 500
         }
     }
@@ -117,6 +134,11 @@ public struct CloudError: Error, Sendable, Hashable, CustomStringConvertible {
         case .throttled, .tryAgainLater, .internalError, .networkFailure: true
         default: retryAfter != nil
         }
+    }
+
+    /// The error of a database or storage that keeps no assets.
+    package static func assetsUnsupported(by type: Any.Type) -> CloudError {
+        CloudError(.unsupported, reason: "\(type) does not upload or download assets")
     }
 
     /// The code, the reason and what the error is about.

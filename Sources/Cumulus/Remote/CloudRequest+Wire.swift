@@ -99,6 +99,8 @@ extension CloudRequest {
                     writer.append(byte: UInt8(ascii: "}"))
                 }
                 writer.appendRaw("]}")
+            case .requestAssetUploads(let requests, let zoneID):
+                Self.writeAssetUploads(requests, zoneID: zoneID, to: &writer)
             case .createToken(let environment):
                 if let environment {
                     writer.appendRaw(#"{"apnsEnvironment":"#)
@@ -110,6 +112,31 @@ extension CloudRequest {
             }
             return writer.bytes
         }
+    }
+
+    /// `{"zoneID":…,"tokens":[{"recordName":…,"recordType":…,"fieldName":…}]}`,
+    /// without `recordName` when the server is to pick it.
+    private static func writeAssetUploads(
+        _ requests: [AssetUploadRequest], zoneID: ZoneID, to writer: inout JSONWriter
+    ) {
+        writer.appendRaw(#"{"zoneID":"#)
+        writer.appendZoneID(zoneID)
+        writer.appendRaw(#","tokens":["#)
+        for index in requests.indices {
+            let request = requests[index]
+            writer.appendRaw(index > 0 ? ",{" : "{")
+            if let name = request.recordName {
+                writer.appendRaw(#""recordName":"#)
+                writer.appendString(name)
+                writer.append(byte: UInt8(ascii: ","))
+            }
+            writer.appendRaw(#""recordType":"#)
+            writer.appendString(request.recordType)
+            writer.appendRaw(#","fieldName":"#)
+            writer.appendString(request.fieldName)
+            writer.append(byte: UInt8(ascii: "}"))
+        }
+        writer.appendRaw("]}")
     }
 
     /// `{"shortGUIDs":[{"value":…,"shouldFetchRootRecord":true,"rootRecordDesiredKeys":[…]}]}`,

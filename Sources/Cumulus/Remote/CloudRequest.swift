@@ -44,6 +44,8 @@ public enum CloudOperation: String, Sendable, Hashable, CaseIterable {
     case lookupUsersByID = "users/lookup/id"
     /// `users/discover`: discoverable users by any lookup info.
     case discoverUsers = "users/discover"
+    /// `assets/upload`: where to send the bytes of assets.
+    case requestAssetUploads = "assets/upload"
 
     /// The database whose path the operation always goes to, whichever
     /// database the client reaches otherwise: the public one for sharing's
@@ -114,6 +116,8 @@ public enum CloudRequest: Sendable, Hashable {
     case lookupUsersByID([String])
     /// `users/discover`.
     case discoverUsers([UserLookupInfo])
+    /// `assets/upload`.
+    case requestAssetUploads([AssetUploadRequest], zoneID: ZoneID)
 
     /// The operation, which names the request's path.
     public var operation: CloudOperation {
@@ -138,6 +142,7 @@ public enum CloudRequest: Sendable, Hashable {
         case .lookupUsersByEmail: .lookupUsersByEmail
         case .lookupUsersByID: .lookupUsersByID
         case .discoverUsers: .discoverUsers
+        case .requestAssetUploads: .requestAssetUploads
         }
     }
 }

@@ -74,6 +74,7 @@ extension CloudResponse {
         case .lookupSubscriptions, .modifySubscriptions:
             return .subscriptionResults(try readSubscriptionResults(&reader))
         case .currentUser: return .user(try reader.readUserIdentity("the answer"))
+        case .requestAssetUploads: return .assetUploads(try reader.readAssetUploadTargets("the answer"))
         case .createToken:
             var members: [String: String] = [:]
             try reader.readObject("the answer") { reader, key in

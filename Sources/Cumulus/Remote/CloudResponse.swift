@@ -33,6 +33,8 @@ public enum CloudResponse: Sendable, Hashable {
     /// `users/lookup/email`, `users/lookup/id` and `users/discover`: the
     /// discoverable users found.
     case users([UserIdentity])
+    /// `assets/upload`: one target per field asked, in request order.
+    case assetUploads([AssetUploadTarget])
 }
 
 /// The answer to `tokens/create`: where to long-poll for notifications.

@@ -230,6 +230,15 @@ public final class RemoteCloudDatabase: CloudDatabase {
         try await users(.discoverUsers(lookupInfos))
     }
 
+    /// `assets/upload`: one upload target per field, in order.
+    public func requestAssetUploads(_ requests: [AssetUploadRequest], zoneID: ZoneID) async throws
+        -> [AssetUploadTarget]
+    {
+        let request = CloudRequest.requestAssetUploads(requests, zoneID: zoneID)
+        guard case .assetUploads(let targets) = try await perform(request) else { throw unexpected(request) }
+        return try counted(targets, expected: requests.count, request)
+    }
+
     private func users(_ request: CloudRequest) async throws -> [UserIdentity] {
         guard case .users(let users) = try await perform(request) else { throw unexpected(request) }
         return users

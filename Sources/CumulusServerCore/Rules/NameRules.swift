@@ -79,6 +79,13 @@ public enum NameRules {
                 try check(lookup.shortGUID, "a share's shortGUID")
                 try check(lookup.rootRecordDesiredKeys, "a desired key")
             }
+        case .requestAssetUploads(let requests, let zoneID):
+            try check(zoneID)
+            for request in requests {
+                if let name = request.recordName { try check(name, "a record name") }
+                try check(request.recordType, "a record type")
+                try check(request.fieldName, "a field name")
+            }
         case .fetchDatabaseChanges, .fetchChangedZones, .listZones, .listSubscriptions, .currentUser, .createToken,
             .lookupUsersByEmail:
             break

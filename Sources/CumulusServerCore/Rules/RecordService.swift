@@ -29,8 +29,15 @@ public final class RecordService: Sendable {
     public let channelIdleLimit: Duration
 
     /// The server's public address, without a trailing slash: a share's
-    /// URL is `publicURL/share/<shortGUID>`. `nil` leaves shares without a URL.
+    /// URL is `publicURL/share/<shortGUID>`, an asset's upload URL
+    /// `publicURL/assets/1/upload/<ticket>` and its download URL
+    /// `publicURL/assets/1/download/<token>/${f}`. `nil` leaves shares without
+    /// a URL and makes the asset URLs paths (`/assets/1/…`) on the server
+    /// the client asked.
     public let publicURL: String?
+
+    /// The limits and lifetimes of assets.
+    public let assetSettings: AssetSettings
 
     let now: @Sendable () -> Date
     private let publish: @Sendable (ChangeNotice) -> Void
@@ -47,16 +54,19 @@ public final class RecordService: Sendable {
     ///   - recordSizeLimit: The largest record accepted, 1 MB by default.
     ///   - channelIdleLimit: How long a notification channel that no poll
     ///     uses is kept, 10 minutes by default.
-    ///   - publicURL: The base of share URLs (`publicURL/share/<shortGUID>`), if any.
+    ///   - publicURL: The base of share and asset URLs, if any.
+    ///   - assetSettings: The limits and lifetimes of assets.
     ///   - now: The date of record timestamps and channel use: the caller's clock.
     ///   - publish: Receives the notice of every committed write that
     ///     changed zones, before the write's answer returns.
     public init(
         storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        channelIdleLimit: Duration = .seconds(600), publicURL: String? = nil, now: @escaping @Sendable () -> Date,
+        channelIdleLimit: Duration = .seconds(600), publicURL: String? = nil,
+        assetSettings: AssetSettings = AssetSettings(), now: @escaping @Sendable () -> Date,
         publish: @escaping @Sendable (ChangeNotice) -> Void
     ) {
         self.storage = storage
+        self.assetSettings = assetSettings
         self.recordSizeLimit = recordSizeLimit
         self.channelIdleLimit = channelIdleLimit
         var base = publicURL
@@ -156,6 +166,9 @@ public final class RecordService: Sendable {
                 .users(try await lookupUsers(names.map { .user($0) }, context: context, operation: "users/lookup/id")))
         case .discoverUsers(let infos):
             return ServiceAnswer(.users(try await lookupUsers(infos, context: context, operation: "users/discover")))
+        case .requestAssetUploads(let requests, let zoneID):
+            return ServiceAnswer(
+                .assetUploads(try await requestAssetUploads(requests, zoneID: zoneID, context: context)))
         case .currentUser, .createToken:
             preconditionFailure("Internal inconsistency: answered above")
         }

@@ -18,6 +18,15 @@ public protocol ServerStorage: Sendable {
 
     /// Closes the storage; no transaction may start afterwards.
     func close() async throws
+
+    /// Where the bytes of assets live; their rows are in the transactions
+    /// (``AssetTransaction``). By default ``UnsupportedAssetByteStore``.
+    var assetBytes: any AssetByteStore { get }
+}
+
+extension ServerStorage {
+    /// ``UnsupportedAssetByteStore``: a storage that keeps no assets.
+    public var assetBytes: any AssetByteStore { UnsupportedAssetByteStore() }
 }
 
 /// Which database of which container: the unit of isolation. The public
@@ -319,7 +328,7 @@ public struct StoredChannel: Sendable, Hashable {
 /// What the record service reads and writes inside one transaction.
 ///
 /// Methods that take several names read or write them in one statement.
-public protocol StorageTransaction: Sendable {
+public protocol StorageTransaction: AssetTransaction {
     // MARK: Databases and zones
 
     /// The database's row, or `nil` before its first use.

@@ -72,6 +72,19 @@ extension CloudRequest {
             return .lookupZones(zones)
         case .modifyZones: return try readZoneOperations(&reader)
         case .modifySubscriptions: return try readSubscriptionOperations(&reader)
+        case .requestAssetUploads:
+            // The zone is optional, as in the other record requests: the default zone.
+            var zoneID = ZoneID.defaultZone
+            var tokens: [AssetUploadRequest]?
+            try reader.readObject("the request") { reader, key in
+                switch key {
+                case "zoneID": zoneID = try reader.skipNull() ? .defaultZone : reader.readZoneID()
+                case "tokens": tokens = try reader.readAssetUploadRequests("'tokens'")
+                default: try reader.skipValue()
+                }
+            }
+            guard let tokens else { throw reader.missing("tokens", in: "the request", at: 0) }
+            return .requestAssetUploads(tokens, zoneID: zoneID)
         case .lookupSubscriptions:
             var identifiers: [String]?
             try reader.readObject("the request") { reader, key in

@@ -38,7 +38,7 @@ extension CloudResponse {
                     }
                     return result
                 })
-        case .query, .databaseChanges, .zones, .subscriptions, .user, .users, .token: self
+        case .query, .databaseChanges, .zones, .subscriptions, .user, .users, .token, .assetUploads: self
         }
     }
 

@@ -67,6 +67,8 @@ extension CloudResponse {
                 try Self.writeSubscriptionResults(results, to: &writer)
             case .user(let user):
                 writer.appendUserIdentity(user)
+            case .assetUploads(let targets):
+                writer.appendAssetUploadTargets(targets)
             case .token(let token):
                 writer.appendRaw(#"{"apnsEnvironment":"#)
                 writer.appendString(token.apnsEnvironment)

@@ -38,11 +38,17 @@ public enum CloudRequestKind: String, Sendable, Hashable, CaseIterable {
     case acceptShares
     /// `users/lookup/email`, `users/lookup/id` and `users/discover`: the user lookups.
     case lookupUsers
+    /// `assets/upload`: ``CloudDatabase/requestAssetUploads(_:zoneID:)``.
+    case requestAssetUploads
+    /// The bytes sent to an upload URL: ``CloudDatabase/uploadAsset(contentsOf:to:)``.
+    case uploadAsset
+    /// The bytes read from a download URL: ``CloudDatabase/downloadAsset(_:range:)``.
+    case downloadAsset
 
     /// Whether the request changes data on the server.
     public var isWrite: Bool {
         switch self {
-        case .modifyRecords, .modifyZones, .modifySubscriptions, .acceptShares: true
+        case .modifyRecords, .modifyZones, .modifySubscriptions, .acceptShares, .uploadAsset: true
         default: false
         }
     }
