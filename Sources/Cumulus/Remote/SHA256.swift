@@ -1,8 +1,9 @@
-/// SHA-256 (FIPS 180-4), for the body hash of server-to-server signatures.
+/// SHA-256 (FIPS 180-4), for the body hash of server-to-server signatures,
+/// the checksums of assets and the HMAC that signs their download URLs.
 ///
-/// The root package takes no dependencies, so it cannot use swift-crypto;
-/// this digest is all the client needs of it. It is not constant-time, which
-/// a hash of public data does not need.
+/// The root package takes no dependencies, so it cannot use swift-crypto.
+/// Its steps do not branch on the data (rotations, additions, fixed loops),
+/// so the HMAC of a secret key takes no key-dependent time.
 package struct SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
@@ -21,6 +22,9 @@ package struct SHA256 {
     private var pending: [UInt8] = []
     private var length: UInt64 = 0
 
+    /// A digest of the empty message, to which ``update(_:)`` adds.
+    package init() {}
+
     /// The digest of `bytes`, 32 bytes.
     package static func hash<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
         var hasher = SHA256()
@@ -29,31 +33,48 @@ package struct SHA256 {
     }
 
     /// Adds `bytes` to the message.
-    mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        for byte in bytes {
-            pending.append(byte)
-            length &+= 1
-            if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
+    package mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            update(UnsafeRawBufferPointer(buffer))
         }
+        guard done == nil else { return }
+        update(Array(bytes))
+    }
+
+    /// Adds the bytes of `buffer`: whole blocks straight from it, the rest
+    /// through `pending`.
+    private mutating func update(_ buffer: UnsafeRawBufferPointer) {
+        length &+= UInt64(buffer.count)
+        var offset = 0
+        if !pending.isEmpty {
+            let taken = min(64 - pending.count, buffer.count)
+            pending.append(contentsOf: buffer[0..<taken])
+            offset = taken
+            guard pending.count == 64 else { return }
+            pending.withUnsafeBytes { compress($0) }
+            pending.removeAll(keepingCapacity: true)
+        }
+        while buffer.count - offset >= 64 {
+            compress(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 64]))
+            offset += 64
+        }
+        pending.append(contentsOf: buffer[offset...])
     }
 
     /// Pads the message and returns its digest.
-    mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let bitLength = length &* 8
         pending.append(0x80)
         if pending.count > 56 {
             pending.append(contentsOf: repeatElement(0, count: 64 - pending.count))
-            compress(pending)
+            pending.withUnsafeBytes { compress($0) }
             pending.removeAll(keepingCapacity: true)
         }
         pending.append(contentsOf: repeatElement(0, count: 56 - pending.count))
         for shift in stride(from: 56, through: 0, by: -8) {
             pending.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
         }
-        compress(pending)
+        pending.withUnsafeBytes { compress($0) }
         pending.removeAll()
         var digest: [UInt8] = []
         digest.reserveCapacity(32)
@@ -66,21 +87,26 @@ package struct SHA256 {
         return digest
     }
 
-    private mutating func compress(_ block: [UInt8]) {
-        var words = [UInt32](repeating: 0, count: 64)
-        for index in 0..<16 {
-            let base = index * 4
-            words[index] =
-                UInt32(block[base]) << 24 | UInt32(block[base + 1]) << 16 | UInt32(block[base + 2]) << 8
-                | UInt32(block[base + 3])
+    private mutating func compress(_ block: UnsafeRawBufferPointer) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
+            for index in 0..<16 {
+                let base = index * 4
+                words[index] =
+                    UInt32(block[base]) << 24 | UInt32(block[base + 1]) << 16 | UInt32(block[base + 2]) << 8
+                    | UInt32(block[base + 3])
+            }
+            for index in 16..<64 {
+                let previous2 = words[index - 2]
+                let previous15 = words[index - 15]
+                let sigma1 = rotate(previous2, 17) ^ rotate(previous2, 19) ^ (previous2 >> 10)
+                let sigma0 = rotate(previous15, 7) ^ rotate(previous15, 18) ^ (previous15 >> 3)
+                words[index] = sigma1 &+ words[index - 7] &+ sigma0 &+ words[index - 16]
+            }
+            compress(words: UnsafeBufferPointer(words))
         }
-        for index in 16..<64 {
-            let previous2 = words[index - 2]
-            let previous15 = words[index - 15]
-            let sigma1 = rotate(previous2, 17) ^ rotate(previous2, 19) ^ (previous2 >> 10)
-            let sigma0 = rotate(previous15, 7) ^ rotate(previous15, 18) ^ (previous15 >> 3)
-            words[index] = sigma1 &+ words[index - 7] &+ sigma0 &+ words[index - 16]
-        }
+    }
+
+    private mutating func compress(words: UnsafeBufferPointer<UInt32>) {
         var a = state[0]
         var b = state[1]
         var c = state[2]
