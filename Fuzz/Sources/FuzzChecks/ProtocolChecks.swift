@@ -1,9 +1,10 @@
 import Cumulus
 import CumulusServerCore
 
-/// The entry point of `FuzzProtocol`. The first byte, modulo 65, chooses an
-/// operation (the byte modulo 13, in `CloudOperation.allCases` order) and
-/// what the rest is (the byte modulo 65, divided by 13):
+/// The entry point of `FuzzProtocol`. The first byte, modulo five times the
+/// number of operations, chooses an operation (the byte modulo that number,
+/// in `CloudOperation.allCases` order) and what the rest is (the byte
+/// modulo five times it, divided by it):
 ///
 /// - 0: the body of a request for the operation, as the server reads it;
 /// - 1: the same, with a ``protocolFieldTypes`` lookup for fields sent without a type;
@@ -16,14 +17,15 @@ import CumulusServerCore
 /// finding.
 public func fuzzProtocol(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     guard let start, count > 0 else { return 0 }
-    let choice = Int(start.pointee) % 65
-    let operation = CloudOperation.allCases[choice % 13]
+    let operations = CloudOperation.allCases.count
+    let choice = Int(start.pointee) % (5 * operations)
+    let operation = CloudOperation.allCases[choice % operations]
     let body = Array(UnsafeBufferPointer(start: start + 1, count: count - 1))
-    switch choice / 13 {
+    switch choice / operations {
     case 0: checkRequest(operation, body, fieldTypes: nil)
     case 1: checkRequest(operation, body, fieldTypes: protocolFieldTypes)
     case 2: checkAnswer(operation, body)
-    case 3: checkErrorAnswer(status: protocolStatuses[choice % 13], body)
+    case 3: checkErrorAnswer(status: protocolStatuses[choice % operations % protocolStatuses.count], body)
     default: checkBatch(body)
     }
     return 0
@@ -32,7 +34,7 @@ public func fuzzProtocol(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 /// The first byte of a `FuzzProtocol` input: `mode` (0 to 4, as in
 /// ``fuzzProtocol(_:_:)``) for `operation`.
 func protocolModeByte(_ mode: Int, _ operation: CloudOperation) -> UInt8 {
-    UInt8(mode * 13 + CloudOperation.allCases.firstIndex(of: operation)!)
+    UInt8(mode * CloudOperation.allCases.count + CloudOperation.allCases.firstIndex(of: operation)!)
 }
 
 /// The schema the server knows in mode 1: a type for some field names, of

@@ -97,6 +97,21 @@ enum ProtocolSeeds {
         .lookupSubscriptions(["s1", "s2"]),
         .currentUser,
         .createToken(apnsEnvironment: .development),
+        .fetchRecordChanges(
+            ZoneChangesRequest(
+                zoneID: zone, syncToken: SyncToken(rawValue: "r-1"), resultsLimit: 20, desiredKeys: ["title"],
+                desiredRecordTypes: ["Note"])),
+        .fetchChangedZones(syncToken: SyncToken(rawValue: "z-1")),
+        .resolveShares([ShareLookup(shortGUID: "0abc"), ShareLookup(shortGUID: "ü", fetchRootRecord: true)]),
+        .acceptShares([ShareLookup(shortGUID: "0abc", rootRecordDesiredKeys: ["title"])]),
+        .lookupUsersByEmail(["a@example.com", "É@example.com"]),
+        .lookupUsersByID(["_a", "_ü"]),
+        .discoverUsers([.email("a@example.com"), .user("_b"), UserLookupInfo(phoneNumber: "+1 555")]),
+        .requestAssetUploads(
+            [
+                AssetUploadRequest(recordName: "rec-1", recordType: "Note", fieldName: "asset"),
+                AssetUploadRequest(recordName: nil, recordType: "Note", fieldName: "assets"),
+            ], zoneID: zone),
     ]
 
     static let answers: [(CloudOperation, CloudResponse)] = [
@@ -153,6 +168,38 @@ enum ProtocolSeeds {
         ),
     ]
 
+    static let laterAnswers: [(CloudOperation, CloudResponse)] = [
+        (
+            .fetchRecordChanges,
+            .recordChanges(
+                ZoneChanges(
+                    zoneID: zone, records: [.record(note(1)), .deleted(recordName: "d", zoneID: zone)],
+                    syncToken: SyncToken(rawValue: "r2"), moreComing: false))
+        ),
+        (
+            .fetchChangedZones,
+            .databaseChanges(
+                DatabaseChanges(
+                    changedZones: [zone], deletedZones: [], syncToken: SyncToken(rawValue: "z2"), moreComing: false))
+        ),
+        (.resolveShares, .shares([.failure(shortGUID: "0abc", CloudError(.notFound, reason: "no such share"))])),
+        (.acceptShares, .shares([.failure(shortGUID: "0abc", CloudError(.accessDenied, reason: "not invited"))])),
+        (
+            .lookupUsersByEmail,
+            .users([
+                UserIdentity(
+                    userRecordName: "_a", lookupInfo: .email("a@example.com"),
+                    nameComponents: UserNameComponents(givenName: "A", familyName: "Ü"))
+            ])
+        ),
+        (.lookupUsersByID, .users([UserIdentity(userRecordName: "_ü")])),
+        (.discoverUsers, .users([])),
+        (
+            .requestAssetUploads,
+            .assetUploads([AssetUploadTarget(recordName: "rec-1", fieldName: "asset", url: "/assets/1/upload/t")])
+        ),
+    ]
+
     static let batch = NotificationBatch(
         notifications: [
             .zoneChanged(zone, subscriptionID: "s1"), .zoneChanged(.defaultZone, subscriptionID: nil), .databaseChanged,
@@ -184,7 +231,7 @@ enum ProtocolSeeds {
         let filter =
             #"{"query":{"recordType":"Note","filterBy":[{"comparator":"EQUALS","fieldName":"date","fieldValue":{"value":1500}}]}}"#
         seeds.append(("request-typeless-records-query", [protocolModeByte(1, .queryRecords)] + Array(filter.utf8)))
-        for (operation, answer) in answers {
+        for (operation, answer) in answers + laterAnswers {
             seeds.append((name("answer", operation), [protocolModeByte(2, operation)] + (try answer.encodedBody())))
         }
         for (index, error) in [conflict, throttled, CloudError(.badRequest, reason: "")].enumerated() {
