@@ -191,4 +191,47 @@ struct SyncEngineReferenceTests {
         try await reopened.sync()
         #expect(await reopened.pendingChangeCount == 0)
     }
+
+    @Test("in a shared zone, the owner's delete cascades to the participant's engine; its VALIDATE refusals wait")
+    func referencesInSharedZone() async throws {
+        let albums = try await engine(PhotoAlbum.self, directory: temporaryDirectory("albums"))
+        let photos = try await engine(AlbumPhoto.self, directory: temporaryDirectory("photos"))
+        let holidays = PhotoAlbum(id: "a1")
+        try await albums.upload(holidays)
+        try await albums.sync()
+        try await photos.upload(AlbumPhoto(id: "p1", album: CloudReference(holidays, action: .deleteSelf)))
+        try await photos.sync()
+        let share = try await albums.shareZone(
+            participants: [ShareParticipant(lookupInfo: .user("bob"), permission: .readWrite)])
+        let bobPublic = server.database(scope: .public, signedInAs: "bob")
+        let accepted = try await bobPublic.accept(
+            try await bobPublic.shareMetadata(shortGUID: try #require(share.shortGUID)))
+        var configuration = SyncConfiguration(sharedZone: accepted.zoneID)
+        configuration.automaticSync = false
+        let bobPhotos = try await SyncEngine<AlbumPhoto>(
+            database: server.database(scope: .shared, signedInAs: "bob"), directory: temporaryDirectory("bob"),
+            configuration: configuration)
+        try await bobPhotos.sync()
+        #expect(await bobPhotos.models.map(\.id) == ["p1"])
+        let changes = Collected(bobPhotos.changes)
+
+        try await bobPhotos.upload(
+            AlbumPhoto(
+                id: "p2", album: CloudReference(holidays, action: .deleteSelf),
+                shownIn: CloudReference(identifier: "a2", action: .validate)))
+        try await bobPhotos.sync()
+        #expect(await bobPhotos.refusedChanges["p2"]?.code == .validatingReferenceError)
+
+        try await albums.delete([holidays])
+        try await albums.sync()
+        try await albums.upload(PhotoAlbum(id: "a2"))
+        try await albums.sync()
+        try await bobPhotos.sync()
+        #expect(await changes.waitUntil { deletedNames($0) == ["p1"] })
+        // The album it waited for appeared: p2 was sent (and, its own album gone, is there alone).
+        #expect(await bobPhotos.refusedChanges.isEmpty)
+        #expect(await bobPhotos.models.map(\.id) == ["p2"])
+        try await photos.sync()
+        #expect(await photos.models.map(\.id) == ["p2"])
+    }
 }
