@@ -86,9 +86,10 @@ struct CloudReferenceTests {
         #expect(decoded.cover == nil)
     }
 
-    @Test("a reference into another zone does not decode as a CloudReference")
+    @Test("a server's record whose reference names another zone does not decode as a CloudReference")
     func otherZoneRefused() throws {
         var record = Record(recordType: "Photo", recordName: "p1", zoneID: zone)
+        record.metadata = RecordMetadata(changeTag: "t1", zoneID: zone)
         record["id"] = .string("p1")
         record["album"] = .reference(Reference(recordName: "a1", zoneID: ZoneID(zoneName: "Elsewhere")))
         #expect(throws: DecodingError.self) { try decoder.decode(Photo.self, from: record) }

@@ -32,8 +32,7 @@ public struct RecordDecoder: Sendable {
         }
         var metadata = record.metadata
         if metadata != nil, metadata?.zoneID != record.zoneID { metadata?.zoneID = record.zoneID }
-        return try RecordFieldsDecoder.decode(
-            Model.self, fields: record.fields, metadata: metadata, zoneID: record.zoneID)
+        return try RecordFieldsDecoder.decode(Model.self, fields: record.fields, metadata: metadata)
     }
 
     /// Decodes any value with a keyed representation from record fields.
@@ -52,8 +51,6 @@ final class RecordFieldsDecoder: Decoder {
     // Only this decoder's containers touch these, one call at a time.
     @exclusivity(unchecked) private(set) var fields = RecordFields()
     @exclusivity(unchecked) private(set) var metadata: RecordMetadata?
-    /// The record's zone, which a ``CloudReference`` field must point into.
-    @exclusivity(unchecked) private(set) var zoneID: ZoneID?
     /// Where the next field is probably: models usually read their fields
     /// in the order they wrote them.
     @exclusivity(unchecked) private var hint = 0
@@ -69,10 +66,10 @@ final class RecordFieldsDecoder: Decoder {
 
     /// Decodes a model from `fields` with this thread's decoder (or a new
     /// one when it is busy further up the stack) and gives it `metadata`.
-    static func decode<Model: CloudCodable>(
-        _ type: Model.Type, fields: RecordFields, metadata: RecordMetadata?, zoneID: ZoneID?
-    ) throws -> Model {
-        try withDecoder(fields: fields, metadata: metadata, zoneID: zoneID) { decoder in
+    static func decode<Model: CloudCodable>(_ type: Model.Type, fields: RecordFields, metadata: RecordMetadata?)
+        throws -> Model
+    {
+        try withDecoder(fields: fields, metadata: metadata) { decoder in
             var model = try Model(from: decoder)
             model.cloudMetadata = decoder.metadata
             return model
@@ -81,25 +78,22 @@ final class RecordFieldsDecoder: Decoder {
 
     /// Decodes any value from `fields`, without metadata.
     static func decode<Value: Decodable>(_ type: Value.Type, fields: RecordFields) throws -> Value {
-        try withDecoder(fields: fields, metadata: nil, zoneID: nil) { try Value(from: $0) }
+        try withDecoder(fields: fields, metadata: nil) { try Value(from: $0) }
     }
 
     @inline(__always)
     private static func withDecoder<Value>(
-        fields: RecordFields, metadata: RecordMetadata?, zoneID: ZoneID?,
-        _ body: (RecordFieldsDecoder) throws -> Value
+        fields: RecordFields, metadata: RecordMetadata?, _ body: (RecordFieldsDecoder) throws -> Value
     ) throws -> Value {
         var decoder = cache.take() ?? RecordFieldsDecoder()
         decoder.isActive = true
         decoder.fields = fields
         decoder.metadata = metadata
-        decoder.zoneID = zoneID
         decoder.hint = 0
         defer {
             decoder.isActive = false
             decoder.fields = RecordFields()
             decoder.metadata = nil
-            decoder.zoneID = nil
             cache.give(&decoder)
         }
         return try body(decoder)
@@ -175,26 +169,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
             }
             return FieldConversion.cast(metadata)
         }
-        return try decode(T.self, from: try field(key), key)
-    }
-
-    /// Decodes a field's value; a ``CloudReference`` (or a list of them)
-    /// is built here, where the record's zone is known.
-    @inline(__always)
-    private func decode<T: Decodable>(_ type: T.Type, from value: DecodedValue, _ key: Key) throws -> T {
-        switch value {
-        case .field(.reference(let reference)):
-            if let fieldType = T.self as? any ReferenceFieldDecodable.Type {
-                return try fieldType.init(field: reference, recordZone: decoder.zoneID, codingPath: [key]) as! T
-            }
-        case .field(.referenceList(let list)):
-            if let fieldType = T.self as? any ReferenceListFieldDecodable.Type {
-                return try fieldType.init(field: list, recordZone: decoder.zoneID, codingPath: [key]) as! T
-            }
-        default:
-            break
-        }
-        return try value.decode(T.self, path: CodingPath(key))
+        return try field(key).decode(T.self, path: CodingPath(key), recordZone: metadata?.zoneID)
     }
 
     // The defaults of these look the field up three times; records are
@@ -228,7 +203,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
             return FieldConversion.cast(metadata) as T
         }
         guard let value = decoder.field(key.stringValue) else { return nil }
-        return try decode(T.self, from: value, key)
+        return try value.decode(T.self, path: CodingPath(key), recordZone: metadata?.zoneID)
     }
 
     private func optionalInteger<T: FixedWidthInteger>(_ key: Key) throws -> T? {

@@ -14,7 +14,8 @@
 /// zone: the target is in the referring record's zone. A list of them is a
 /// `REFERENCE_LIST`, and an optional one that is `nil` leaves the field out.
 /// The decoder also reads references written by other clients that name
-/// the record's own zone, and refuses one that names another zone.
+/// the record's own zone, and refuses one that names another zone (the
+/// zone being the one of the record's metadata: a record from a server).
 ///
 /// With ``Reference/Action/deleteSelf``, deleting the target on the server
 /// deletes this record too; with ``Reference/Action/validate``, the server
@@ -45,8 +46,8 @@ public struct CloudReference<Target: CloudCodable>: Sendable, Hashable, Codable 
         Reference(recordName: identifier, action: action)
     }
 
-    /// Reads a reference; its zone, if it names one, is not kept (see
-    /// ``RecordDecoder``, which checks it against the record's zone).
+    /// Reads a reference; its zone, if it names one, is not kept (the
+    /// record decoder checks it against the record's zone first).
     public init(from decoder: any Decoder) throws {
         let reference = try decoder.singleValueContainer().decode(Reference.self)
         self.init(identifier: reference.recordName, action: reference.action)

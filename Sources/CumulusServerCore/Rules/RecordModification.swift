@@ -184,7 +184,7 @@ struct RecordModification: Sendable {
     /// Why a record's fields may not be saved in the zone of `access` for
     /// their references, or `nil`: a reference stays in its record's zone
     /// (it names no zone, or that one), as CloudKit's do.
-    static func crossZoneReference(in fields: RecordFields, recordZone access: ZoneAccess, context: RequestContext)
+    private static func crossZoneReference(in fields: RecordFields, access: ZoneAccess, context: RequestContext)
         -> String?
     {
         for (field, reference) in fields.references {
@@ -300,7 +300,7 @@ struct RecordModification: Sendable {
                 return failure(.badRequest, refusal)
             }
         }
-        if let refusal = Self.crossZoneReference(in: sentFields, recordZone: access, context: context) {
+        if let refusal = Self.crossZoneReference(in: sentFields, access: access, context: context) {
             return failure(.badRequest, refusal)
         }
         let size = WireFormat.encodedSize(ofFields: fields)
