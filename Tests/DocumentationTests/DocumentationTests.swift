@@ -29,6 +29,12 @@ struct DocumentationTests {
         #expect(share.participants.map(\.permission) == [.readWrite, .readWrite, .readOnly])
     }
 
+    @Test("the README's references example: deleting the album deletes its picture on the pictures' engine")
+    func references() async throws {
+        let left = try await READMESnippets.references()
+        #expect(left.isEmpty)
+    }
+
     @Test("CumulusTesting's example: the phone's note reaches the laptop after two throttled saves")
     func twoDevices() async throws {
         let notes = try await CumulusTestingSnippets.twoDevices()

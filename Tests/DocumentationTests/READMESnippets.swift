@@ -31,6 +31,14 @@ enum READMESnippets {
         var cloudParentIdentifier: String? { albumID }  // the record's parent
     }
 
+    // README.md:266
+    struct Picture: CloudCodable, Identifiable {
+        var id: String
+        var album: CloudReference<Album>  // deleting the album deletes the picture
+        var alsoIn: [CloudReference<Album>] = []
+        var cloudMetadata: RecordMetadata?
+    }
+
     static func quickStart() async throws -> (record: Record, back: Landmark) {
         // README.md:58
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
@@ -87,8 +95,33 @@ enum READMESnippets {
         await photos.close()
     }
 
+    static func references() async throws -> [Picture] {
+        // README.md:266
+        let database = InMemoryCloudServer().database(signedInAs: "alice")
+        let library = SyncConfiguration(zoneName: "Library")  // references stay in one zone
+        let folder = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
+        let albums = try await SyncEngine<Album>(
+            database: database, directory: folder.appending(path: "Albums"), configuration: library)
+        let pictures = try await SyncEngine<Picture>(
+            database: database, directory: folder.appending(path: "Pictures"), configuration: library)
+
+        let holidays = Album(id: "a1", name: "Holidays")
+        try await albums.upload(holidays)
+        try await pictures.upload(Picture(id: "p1", album: CloudReference(holidays, action: .deleteSelf)))
+        try await albums.sync()
+        try await pictures.sync()
+
+        try await albums.delete([holidays])
+        try await albums.sync()  // the server deletes p1 with its album
+        try await pictures.sync()  // `pictures.changes` gets .deleted(["p1"])
+        let left = await pictures.models  // []
+        await albums.close()
+        await pictures.close()
+        return left
+    }
+
     static func sharing() async throws -> Share {
-        // README.md:267
+        // README.md:318
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         try await server.setEmailAddress("bob@example.com", forUser: "bob")
@@ -106,7 +139,7 @@ enum READMESnippets {
         // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
         share.addParticipant(.user("carol"), permission: .readOnly)
         share = try await aliceAlbums.saveShare(share)
-        // README.md:292
+        // README.md:343
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
         print(
@@ -124,7 +157,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:493
+        // README.md:544
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(

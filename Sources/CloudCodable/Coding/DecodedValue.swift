@@ -237,8 +237,11 @@ enum DecodedValue {
     }
 
     /// Decodes `T`, directly for types with a fixed representation and
-    /// through `init(from:)` otherwise.
-    func decode<T: Decodable>(_ type: T.Type, path: @autoclosure () -> CodingPath) throws -> T {
+    /// through `init(from:)` otherwise. `recordZone` is the zone of the
+    /// record whose field this is, which a ``CloudReference`` must point into.
+    func decode<T: Decodable>(
+        _ type: T.Type, path: @autoclosure () -> CodingPath, recordZone: @autoclosure () -> ZoneID? = nil
+    ) throws -> T {
         typealias C = FieldConversion
         if T.self == String.self { return C.cast(try string(path().keys)) }
         if T.self == UUID.self { return C.cast(try uuid(path().keys)) }
@@ -252,7 +255,7 @@ enum DecodedValue {
         if case .wire(let wire, let i) = self {
             if T.self == [String].self, wireType == .stringList { return C.cast(wire.stringList(at: i)) }
             // Nested values (JSON in BYTES) read the text; the rest read the value.
-            if wireType != .bytes { return try materialized.decode(T.self, path: path()) }
+            if wireType != .bytes { return try materialized.decode(T.self, path: path(), recordZone: recordZone()) }
         }
         if case .field(let field) = self {
             // Lists as arrays of the matching type, without a Codable call
@@ -279,6 +282,13 @@ enum DecodedValue {
             }
             if T.self == [Location].self, case .locationList(let v) = field { return C.cast(v) }
             if T.self == [Asset].self, case .assetList(let v) = field { return C.cast(v) }
+            // A CloudReference (or a list): generic, so known by conformance, asked of reference fields only.
+            if case .reference(let v) = field, let made = T.self as? any ReferenceFieldDecodable.Type {
+                return try made.init(field: v, recordZone: recordZone(), codingPath: path().keys) as! T
+            }
+            if case .referenceList(let v) = field, let made = T.self as? any ReferenceListFieldDecodable.Type {
+                return try made.init(field: v, recordZone: recordZone(), codingPath: path().keys) as! T
+            }
         }
         return try ValueDecoder.decode(T.self, from: self, path: path())
     }

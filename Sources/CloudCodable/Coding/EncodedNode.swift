@@ -17,6 +17,8 @@ enum EncodedNode {
     case date(Date)
     case data(Data)
     case decimal(Decimal)
+    /// A ``CloudReference``: a `REFERENCE` field, or a `Reference`'s JSON.
+    case reference(Reference)
     case array(ArrayNode)
     case object(ObjectNode)
     /// The value a super-encoder writes; read when the tree is written out.
@@ -126,6 +128,11 @@ extension EncodedNode {
         case .date(let v): writer.putDouble(v.timeIntervalSinceReferenceDate)
         case .data(let v): v.withUnsafeBytes { writer.putBase64($0) }
         case .decimal(let v): writer.appendNumberLiteral(v.description)
+        case .reference(let v):
+            // The plain `Reference`'s own encoding, which cannot fail.
+            let tree = TreeEncoder(path: CodingPath())
+            try? v.encode(to: tree)
+            tree.node.writeJSONUnchecked(to: &writer)
         case .array(let array):
             writer.put(UInt8(ascii: "["))
             for (i, item) in array.items.enumerated() {
@@ -186,6 +193,7 @@ extension EncodedNode {
         case .date(let v): return .timestamp(try FieldConversion.timestamp(v, codingPath: codingPath()))
         case .data(let v): return .bytes(v)
         case .decimal(let v): return .string(v.description)
+        case .reference(let v): return .reference(v)
         case .object: return .bytes(jsonData())
         case .array(let array): return try array.listField(codingPath: codingPath()) ?? .bytes(jsonData())
         case .slot(let slot): return try slot.node.fieldValue(codingPath: codingPath())
@@ -255,6 +263,14 @@ extension ArrayNode {
                 list.append(v.description)
             }
             return .stringList(list)
+        case .reference:
+            var list: [Reference] = []
+            list.reserveCapacity(items.count)
+            for item in items {
+                guard case .reference(let v) = item else { return nil }
+                list.append(v)
+            }
+            return .referenceList(list)
         case .null, .array, .object, .slot:
             return nil
         }

@@ -169,7 +169,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
             }
             return FieldConversion.cast(metadata)
         }
-        return try field(key).decode(T.self, path: CodingPath(key))
+        return try field(key).decode(T.self, path: CodingPath(key), recordZone: metadata?.zoneID)
     }
 
     // The defaults of these look the field up three times; records are
@@ -203,7 +203,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
             return FieldConversion.cast(metadata) as T
         }
         guard let value = decoder.field(key.stringValue) else { return nil }
-        return try value.decode(T.self, path: CodingPath(key))
+        return try value.decode(T.self, path: CodingPath(key), recordZone: metadata?.zoneID)
     }
 
     private func optionalInteger<T: FixedWidthInteger>(_ key: Key) throws -> T? {

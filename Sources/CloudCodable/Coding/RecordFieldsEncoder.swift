@@ -132,6 +132,10 @@ final class RecordFieldsEncoder: Encoder {
             }
             set(name, .bytes(stream.writer.withUnsafeBytes { Data($0) }))
         case .scalar(let node):
+            if case .array(let array) = node, array.items.isEmpty, T.self is any ReferenceListEncodable.Type {
+                set(name, .referenceList([]))
+                return
+            }
             set(name, try node.fieldValue(codingPath: [key]))
         case .fallback:
             let node = try TreeEncoder.node(for: value, path: CodingPath(key))

@@ -23,7 +23,8 @@ final class TreeEncoder: NodeSlot, Encoder {
     }
 
     /// The representation `JSONEncoder` gives these types by default, with
-    /// dates and data kept distinct so a list of them maps to its own field type.
+    /// dates, data and ``CloudReference``s kept distinct so a list of them
+    /// maps to its own field type.
     @inline(__always)
     static func knownNode<T: Encodable>(_ value: T, path: @autoclosure () -> CodingPath) throws
         -> EncodedNode?
@@ -38,6 +39,7 @@ final class TreeEncoder: NodeSlot, Encoder {
         if T.self == Data.self { return .data(C.cast(value)) }
         if T.self == URL.self { return .string((C.cast(value) as URL).absoluteString) }
         if T.self == Decimal.self { return .decimal(C.cast(value)) }
+        if T.self == ReferenceValue.self { return .reference((C.cast(value) as ReferenceValue).reference) }
         return nil
     }
 

@@ -74,10 +74,11 @@ enum JournalKeys {
     static let deletePrefix = "delete/"
     static let sentPrefix = "sent/"
     static let sentDeletePrefix = "sentDelete/"
-    /// A pending change a share refused (`ACCESS_DENIED`): not sent again,
-    /// after a restart too, until the app changes the model or the share
-    /// changes (an engine that predates it ignores the document and sends
-    /// the change again).
+    /// A pending change a share refused (`ACCESS_DENIED`), or the server for
+    /// a dangling `VALIDATE` reference: not sent again, after a restart
+    /// too, until the app changes the model, the share changes or the
+    /// reference's target appears (an engine that predates it ignores the
+    /// document and sends the change again).
     static let refusedPrefix = "refused/"
 
     static func server(_ name: String) -> String { serverPrefix + name }

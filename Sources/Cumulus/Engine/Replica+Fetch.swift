@@ -27,6 +27,7 @@ extension Replica {
                     for (name, error) in refused where error.code == .accessDenied { forgetRefusal(name, &effects) }
                     continue
                 }
+                referenceTargetAppeared(record.recordName, &effects)
                 // In a zone shared by several engines, the others' records are theirs.
                 guard record.recordType == Model.cloudRecordType else { continue }
                 let name = record.recordName
@@ -38,6 +39,8 @@ extension Replica {
                     effects.events.append(.undecodableRecord(recordName: name, reason: "\(error)"))
                 }
             case .deleted(let name, _):
+                // Another engine's record (read while a reference waits for its target).
+                guard server[name] != nil || pending[name] != nil || inDoubt[name] != nil else { continue }
                 applyDeletion(name, &effects)
             case .failure:
                 continue

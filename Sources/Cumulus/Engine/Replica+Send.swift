@@ -127,6 +127,7 @@ extension Replica {
     ) throws {
         settle(name, &effects)
         resetConflicts(name)
+        referenceTargetAppeared(name, &effects)
         let model = try setServer(name, record, json: json, model: decoded, &effects)
         guard let current = pending[name] else { return }
         if current.generation == generation {

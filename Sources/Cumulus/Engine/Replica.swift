@@ -107,6 +107,7 @@ struct Replica<Model: CloudCodable>: Sendable {
         prepared.reserveCapacity(models.count)
         for var model in models {
             var record = try settings.encoder.encode(model)
+            try checkReferences(of: record)
             record.zoneID = zoneID
             record.metadata?.zoneID = zoneID
             model.cloudMetadata = record.metadata
@@ -125,6 +126,7 @@ struct Replica<Model: CloudCodable>: Sendable {
         var effects = Effects()
         for upload in uploads {
             let name = upload.name
+            referenceTargetAppeared(name, &effects)
             let base = upload.record.changeTag
             if case .save(let queued)? = pending[name]?.kind, let queuedModel = pendingModels[name] {
                 if base == queued.changeTag {
@@ -437,9 +439,7 @@ struct Replica<Model: CloudCodable>: Sendable {
 
     mutating func refuse(_ name: String, _ error: CloudError, _ effects: inout Effects) {
         refused[name] = error
-        // A share's refusal holds until the share changes; others (a full
-        // storage, say) are tried again when the engine next opens.
-        if error.code == .accessDenied {
+        if Self.isLasting(error) {
             effects.journal.set(JournalKeys.refused(name), RefusedDocument.json(error))
         }
         effects.events.append(.recordFailed(recordName: name, error: error))

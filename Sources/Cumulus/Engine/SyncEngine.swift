@@ -205,8 +205,11 @@ public actor SyncEngine<Model: CloudCodable> {
     /// They stay in the journal and are not sent again until the app
     /// uploads, deletes or discards them (``discardChanges(identifiers:)``).
     /// A refusal for lack of permission (`ACCESS_DENIED`, in a shared zone)
-    /// lasts across restarts, until the share changes; the others are tried
-    /// again when the engine next opens.
+    /// lasts across restarts, until the share changes, and so does one for
+    /// a `VALIDATE` reference to a missing record
+    /// (`VALIDATING_REFERENCE_ERROR`), until that record appears (fetched,
+    /// or uploaded here); the others are tried again when the engine next
+    /// opens.
     public var refusedChanges: [String: CloudError] { replica.refused }
 
     // MARK: Local changes
@@ -229,7 +232,9 @@ public actor SyncEngine<Model: CloudCodable> {
     /// undone.
     ///
     /// - Throws: ``RecordTooLargeError`` for a record over the size limit,
-    ///   or an `EncodingError`, before anything is queued;
+    ///   an `EncodingError`, or ``SyncEngineError`` with code
+    ///   `crossZoneReference` for a reference to another zone, before
+    ///   anything is queued;
     ///   ``JournalError`` when the journal cannot be written;
     ///   ``SyncEngineError`` when the engine was closed.
     public func upload(_ models: [Model]) async throws {

@@ -12,6 +12,9 @@ public struct SyncEngineError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A ``SyncEngine/sync(_:)`` call reached its ``SyncOptions/timeout``;
         /// the changes stay queued.
         public static let timedOut = Code("timedOut")
+        /// A model refers to a record of another zone than the engine's
+        /// (a ``Reference`` with another `zoneID`); nothing was queued.
+        public static let crossZoneReference = Code("crossZoneReference")
     }
 
     /// The kind of failure.

@@ -563,8 +563,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
             .fetch(
                 ZoneChangesRequest(
                     zoneID: zoneID, syncToken: run?.token, resultsLimit: settings.fetchResultsLimit,
-                    desiredRecordTypes: settings.isSharedZone
-                        ? [Model.cloudRecordType, ShareDetails.recordType] : [Model.cloudRecordType]),
+                    desiredRecordTypes: replica.awaitsReferenceTargets
+                        ? nil
+                        : settings.isSharedZone
+                            ? [Model.cloudRecordType, ShareDetails.recordType] : [Model.cloudRecordType]),
                 readAhead: settings.readsAhead)
         ]
     }

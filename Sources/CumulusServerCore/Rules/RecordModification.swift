@@ -83,7 +83,7 @@ struct RecordModification: Sendable {
         }
         var sharing = ShareModification(access: access, context: context, publicURL: publicURL)
         try await sharing.plan(&plans, rows: rows, transaction)
-        try await validateReferences(&plans, zoneName: zoneName, rows: rows, database: database, transaction)
+        try await validateReferences(&plans, access: access, rows: rows, transaction)
 
         // In the default zone a request is never atomic (CloudKit's atomic
         // commits need a custom zone).
@@ -214,6 +214,26 @@ struct RecordModification: Sendable {
         return nil
     }
 
+    /// Why a record's fields may not be saved in the zone of `access` for
+    /// their references, or `nil`: a reference stays in its record's zone
+    /// (it names no zone, or that one), as CloudKit's do.
+    private static func crossZoneReference(in fields: RecordFields, access: ZoneAccess, context: RequestContext)
+        -> String?
+    {
+        for (field, reference) in fields.references {
+            guard let zoneID = reference.zoneID else { continue }
+            if let target = context.target(zoneID), target.key == access.key,
+                target.zoneName.isExactly(access.zone.name)
+            {
+                continue
+            }
+            return "field '\(field)' refers to record '\(reference.recordName)' in zone '\(zoneID.zoneName)'"
+                + (zoneID.ownerRecordName.map { " of \($0)" } ?? "")
+                + ", not the record's zone: a reference must stay in its record's zone"
+        }
+        return nil
+    }
+
     /// Works out what one operation does to the zone as it stands, or why it fails.
     private func plan(
         _ operation: RecordOperation, existing row: StoredRecord?, access: ZoneAccess, stamp: RecordStamp,
@@ -295,6 +315,9 @@ struct RecordModification: Sendable {
                 return failure(.badRequest, refusal)
             }
         }
+        if let refusal = Self.crossZoneReference(in: sentFields, access: access, context: context) {
+            return failure(.badRequest, refusal)
+        }
         switch receipts.resolve(
             sentFields, existing: existing, recordName: name, zone: access.zone.id, user: context.user ?? "",
             now: RecordService.milliseconds(now))
@@ -326,9 +349,11 @@ struct RecordModification: Sendable {
     }
 
     /// Fails the saves whose `VALIDATE` references point at records that will
-    /// not exist once the request is applied; reads each zone's targets in one query.
+    /// not exist once the request is applied; reads the targets in one query.
+    /// A participant's target outside its shares counts as missing, so that
+    /// a reference cannot tell it apart from a record that does not exist.
     private func validateReferences(
-        _ plans: inout [Plan], zoneName: String, rows: [ExactName: StoredRecord], database: StoredDatabase,
+        _ plans: inout [Plan], access: ZoneAccess, rows: [ExactName: StoredRecord],
         _ transaction: any StorageTransaction
     ) async throws {
         var saved = Set<ExactName>()
@@ -340,40 +365,27 @@ struct RecordModification: Sendable {
             case .leave: break
             }
         }
-        let requestZone = ExactName(zoneName)
-        func targetZone(_ reference: Reference) -> ExactName? {
-            guard let zoneID = reference.zoneID else { return requestZone }
-            return context.ownZoneName(zoneID).map(ExactName.init)
-        }
-        // The targets the request itself does not settle, by zone.
-        var unknown: [ExactName: Set<ExactName>] = [:]
+        // The targets the request itself does not settle.
+        var unknown = Set<ExactName>()
         for case .success(.save(let record, _)) in plans {
             for (_, reference) in record.references where reference.action == .validate {
-                guard let zone = targetZone(reference) else { continue }
                 let target = ExactName(reference.recordName)
-                if zone == requestZone, saved.contains(target) || deleted.contains(target) || rows[target] != nil {
-                    continue
-                }
-                unknown[zone, default: []].insert(target)
+                if saved.contains(target) || deleted.contains(target) || rows[target] != nil { continue }
+                unknown.insert(target)
             }
         }
-        var existing: [ExactName: Set<ExactName>] = [:]
-        for (zone, names) in unknown {
-            guard let stored = try await transaction.zones(inDatabase: database.id, named: [zone.string]).first else {
-                continue
+        var found = rows
+        if !unknown.isEmpty {
+            for row in try await transaction.records(named: unknown.sorted().map(\.string), inZone: access.zone.id) {
+                found[ExactName(row.name)] = row
             }
-            let found = try await transaction.records(named: names.sorted().map(\.string), inZone: stored.id)
-            existing[zone] = Set(found.filter { $0.record != nil }.map { ExactName($0.name) })
         }
         func exists(_ reference: Reference) -> Bool {
-            guard let zone = targetZone(reference) else { return false }
             let target = ExactName(reference.recordName)
-            if zone == requestZone {
-                if saved.contains(target) { return true }
-                if deleted.contains(target) { return false }
-                if let row = rows[target] { return row.record != nil }
-            }
-            return existing[zone]?.contains(target) ?? false
+            if saved.contains(target) { return true }
+            if deleted.contains(target) { return false }
+            guard let row = found[target], row.record != nil else { return false }
+            return access.view.permission(for: row.shareKey) != nil
         }
         for index in plans.indices {
             guard case .success(.save(let record, _)) = plans[index] else { continue }

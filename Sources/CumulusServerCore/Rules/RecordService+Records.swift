@@ -138,22 +138,7 @@ extension Record {
     }
 
     /// The references of the record's fields (single and in lists).
-    var references: [(field: String, reference: Reference)] {
-        var found: [(field: String, reference: Reference)] = []
-        // Only reference fields are read: the others stay in their wire form.
-        for position in fields.indices {
-            switch fields.type(at: position) {
-            case .reference, .referenceList:
-                switch fields[position] {
-                case (let field, .reference(let reference)): found.append((field, reference))
-                case (let field, .referenceList(let list)): found += list.map { (field, $0) }
-                default: break
-                }
-            default: continue
-            }
-        }
-        return found
-    }
+    var references: [(field: String, reference: Reference)] { fields.references }
 
     /// The names of the records of its own zone this record refers to with `DELETE_SELF`.
     var deleteSelfTargets: [String] {
