@@ -20,7 +20,10 @@ import CumulusServerCore
 /// Every request (each protocol method but ``notifications()``) first waits
 /// the injected latency on the server's clock, then meets the next injected
 /// fault if any, then needs a signed-in user (`AUTHENTICATION_REQUIRED`
-/// otherwise); only then does the server carry it out.
+/// otherwise); only then does the server carry it out. A signed-out handle
+/// on the public database is an anonymous reader (the API token alone):
+/// the server lets it read records and zones and refuses the rest with
+/// `AUTHENTICATION_REQUIRED`.
 public final class InMemoryCloudDatabase: CloudDatabase {
     /// The server the handle talks to.
     public let server: InMemoryCloudServer
@@ -108,10 +111,12 @@ public final class InMemoryCloudDatabase: CloudDatabase {
             throw CloudError(
                 .accountChanged, reason: "the device's account changed after it was checked; nothing was sent")
         }
-        guard let user = account.account else {
+        let scope = request.operation.fixedScope ?? scope
+        // Signed out, the public database is still read with the API token alone.
+        guard account.account != nil || (scope == .public && self.scope == .public) else {
             throw CloudError(.authenticationRequired, reason: "no user is signed in")
         }
-        let scope = request.operation.fixedScope ?? scope
+        let user = account.account
         guard let fault else { return try await server.perform(request, as: user, scope: scope) }
         _ = try? await server.perform(request, as: user, scope: scope)
         throw fault.error
