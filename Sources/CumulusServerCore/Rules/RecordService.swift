@@ -276,7 +276,8 @@ public struct ChangeNotice: Sendable {
             .sorted { ExactName($0.subscriptionID) < ExactName($1.subscriptionID) }
         var notifications: [CloudNotification] = []
         for zoneName in changedZones {
-            for subscription in watched where subscription.zoneID.zoneName.isExactly(zoneName) {
+            for subscription in watched
+            where subscription.kind == .zone && subscription.zoneID.zoneName.isExactly(zoneName) {
                 notifications.append(
                     .zoneChanged(ZoneID(zoneName: zoneName), subscriptionID: subscription.subscriptionID))
             }
