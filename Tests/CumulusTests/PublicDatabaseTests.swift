@@ -42,19 +42,23 @@ struct PublicBoard {
         server.database(scope: .public, signedInAs: user)
     }
 
-    func engine(_ handle: InMemoryCloudDatabase, directory: URL) async throws -> SyncEngine<Post> {
+    func engine(_ handle: InMemoryCloudDatabase, directory: URL, automatic: Bool = false) async throws
+        -> SyncEngine<Post>
+    {
         var database = InterposedDatabase(handle)
         database.refusesZoneChanges = feedless
         let queries = queries
         database.beforeQuery = { query, keys in queries.append(query, keys) }
-        var configuration = SyncConfiguration(automaticSync: false, retryPolicy: RetryPolicy(maximumAttempts: 1))
+        var configuration = SyncConfiguration(automaticSync: automatic, retryPolicy: RetryPolicy(maximumAttempts: 1))
         configuration.clock = clock
         configuration.publicScanInterval = Self.scanInterval
         return try await SyncEngine<Post>(database: database, directory: directory, configuration: configuration)
     }
 
-    func engine(_ user: String?, directory: URL = temporaryDirectory("public")) async throws -> SyncEngine<Post> {
-        try await engine(database(user), directory: directory)
+    func engine(_ user: String?, directory: URL = temporaryDirectory("public"), automatic: Bool = false)
+        async throws -> SyncEngine<Post>
+    {
+        try await engine(database(user), directory: directory, automatic: automatic)
     }
 
     /// Moves time past a scan interval, once every engine's timer marked its scan due.
@@ -231,5 +235,26 @@ struct PublicDatabaseTests {
         // From a little before the newest modification it applied.
         let bound = RecordStamp(date: since).timestamp
         #expect(bound <= newest && bound >= newest - 60_000)
+    }
+
+    @Test("the engine's query subscription tells it of another user's post, which it fetches at once")
+    func notifiedPost() async throws {
+        let board = PublicBoard(feedless: true)
+        let alice = try await board.engine("alice")
+        let bob = try await board.engine("bob", automatic: true)
+        try await bob.waitForFirstFetch()
+        let subscriptions = try await board.database("bob").listSubscriptions()
+        #expect(subscriptions.map(\.subscriptionID) == ["cumulus.public.Post"])
+
+        // Bob's engine polls on the manual clock, which stands still: only a notification brings the post.
+        try await alice.upload(Post(id: "a1", text: "Hello"))
+        try await alice.sync()
+        var arrived = false
+        for _ in 0..<400 where !arrived {
+            arrived = await bob.model(withIdentifier: "a1") != nil
+            if !arrived { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(arrived)
+        await bob.close()
     }
 }

@@ -510,6 +510,7 @@ extension SyncEngine {
     private func handle(_ notification: CloudNotification) {
         switch notification {
         case .zoneChanged(let zone, _) where zone.zoneName != zoneID.zoneName: return
+        case .queryChanged(let change) where change.subscriptionID != session.subscriptionID: return
         case .accountChanged:
             session.accountMayHaveChanged()
             requestAutomaticSync()

@@ -224,6 +224,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// A scan of the public database's record names is due (the engine's
     /// timer says so): the next query fetch looks for deletions.
     var publicScanDue = false
+    /// This engine saved its query subscription in the public database for
+    /// the signed-in user: once per engine, since a server may learn query
+    /// subscriptions, or lose them, between launches.
+    private(set) var publicSubscribed = false
 
     init(replica: Replica<Model>, settings: Settings) {
         self.replica = replica
@@ -432,6 +436,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         var actions: [Action] = [.status(.available)]
         if let owner = replica.meta.user {
             guard owner == user.userRecordName else {
+                publicSubscribed = false
                 actions.append(.persist(replica.switchAccount(to: user.userRecordName)))
                 return actions + beginPass()
             }
@@ -450,16 +455,20 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// Creates the engine's zone and its subscription the first time.
     private mutating func ensureZone(then resume: Resume) -> [Action] {
-        guard replica.meta.zoneReady || settings.isSharedZone else {
+        guard (settings.isPublic ? publicSubscribed : replica.meta.zoneReady) || settings.isSharedZone else {
             run?.awaiting = .zone(resume)
-            let subscription = Subscription(subscriptionID: subscriptionID, zoneID: zoneID)
+            let subscription =
+                settings.isPublic
+                ? Subscription(subscriptionID: subscriptionID, query: RecordQuery(recordType: Model.cloudRecordType))
+                : Subscription(subscriptionID: subscriptionID, zoneID: zoneID)
             return [.createZone(zoneID, subscription)]
         }
         return resumed(resume)
     }
 
-    /// The engine's subscription: of its zone, or in the public database,
-    /// where engines of several types share the default zone, of its type.
+    /// The engine's subscription: of its zone, or in the public database
+    /// (which has no zone subscriptions, and whose default zone engines of
+    /// several types share), a query subscription of its type.
     var subscriptionID: String {
         settings.isPublic ? "cumulus.public.\(Model.cloudRecordType)" : "cumulus.\(zoneID.zoneName)"
     }
@@ -468,6 +477,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         switch result {
         case .failure(let error): return failed(error)
         case .success:
+            if settings.isPublic { publicSubscribed = true }
             guard settings.marksZone else {
                 return [.persist(replica.updateMeta { $0.zoneReady = true })] + resumed(resume)
             }
