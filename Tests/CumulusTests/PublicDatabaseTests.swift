@@ -28,7 +28,7 @@ final class QueryLog: @unchecked Sendable {
 
 /// Users of one public database, each with an engine of posts.
 struct PublicBoard {
-    let server = InMemoryCloudServer()
+    let server: InMemoryCloudServer
     let clock = ManualClock()
     /// Whether the engines' databases refuse `changes/zone` as a plain
     /// CloudKit server does, so that the engines fetch by queries.
@@ -36,22 +36,31 @@ struct PublicBoard {
     let queries = QueryLog()
     static let scanInterval = Duration.seconds(600)
 
-    init(feedless: Bool) { self.feedless = feedless }
+    /// `serverClock` dates the records (by default the time of day).
+    init(feedless: Bool, serverClock: ManualClock? = nil) {
+        self.feedless = feedless
+        server = serverClock.map { InMemoryCloudServer(clock: $0) } ?? InMemoryCloudServer()
+    }
 
     func database(_ user: String?) -> InMemoryCloudDatabase {
         server.database(scope: .public, signedInAs: user)
     }
 
-    func engine(_ handle: InMemoryCloudDatabase, directory: URL, automatic: Bool = false) async throws
-        -> SyncEngine<Post>
-    {
+    func engine(
+        _ handle: InMemoryCloudDatabase, directory: URL, automatic: Bool = false, resultsLimit: Int? = nil,
+        beforeQuery: (@Sendable (Int) async -> Void)? = nil
+    ) async throws -> SyncEngine<Post> {
         var database = InterposedDatabase(handle)
         database.refusesZoneChanges = feedless
         let queries = queries
-        database.beforeQuery = { query, keys in queries.append(query, keys) }
+        database.beforeQuery = { query, keys in
+            queries.append(query, keys)
+            await beforeQuery?(queries.queries.count)
+        }
         var configuration = SyncConfiguration(automaticSync: automatic, retryPolicy: RetryPolicy(maximumAttempts: 1))
         configuration.clock = clock
         configuration.publicScanInterval = Self.scanInterval
+        configuration.fetchResultsLimit = resultsLimit
         return try await SyncEngine<Post>(database: database, directory: directory, configuration: configuration)
     }
 
@@ -256,5 +265,48 @@ struct PublicDatabaseTests {
         }
         #expect(arrived)
         await bob.close()
+    }
+
+    @Test("without a feed, each page is queried again from its last time: a deletion between pages skips nothing")
+    func pagesByTime() async throws {
+        let serverClock = ManualClock()
+        let board = PublicBoard(feedless: true, serverClock: serverClock)
+        let alice = try await board.engine("alice")
+        for index in 1...5 {
+            try await alice.upload(Post(id: "p\(index)", text: "Post \(index)"))
+            try await alice.sync()
+            serverClock.advance(by: .seconds(1))
+        }
+        // Three posts of one millisecond: more than a page, so they go on by marker.
+        try await alice.upload((6...8).map { Post(id: "p\($0)", text: "Post \($0)") })
+        try await alice.sync()
+
+        let deleter = board.database("alice")
+        let bob = try await board.engine(
+            board.database("bob"), directory: temporaryDirectory("bob"), resultsLimit: 2,
+            beforeQuery: { count in
+                // Before the second page: a post of the first goes, which shifts every position after it.
+                guard count == 2 else { return }
+                var gone = Record(recordType: "Post", recordName: "p1", zoneID: .defaultZone)
+                gone.fields = [:]
+                _ = try? await deleter.modifyRecords(
+                    [RecordOperation(.forceDelete, gone)], zoneID: .defaultZone, atomic: true)
+            })
+        board.queries.removeAll()
+        try await bob.sync()
+        #expect(Set(await bob.models.map(\.id)).isSuperset(of: (2...8).map { "p\($0)" }))
+        let bounds = board.queries.queries.compactMap { entry -> Int64? in
+            guard case .timestamp(let date)? = entry.query.filters.first?.fieldValue else { return nil }
+            return RecordStamp(date: date).timestamp
+        }
+        // Pages of two: the first from the start, then from p2's time, p4's, and the ties' by marker.
+        #expect(bounds.count >= 3)
+        #expect(bounds == bounds.sorted())
+
+        // Later posts of that same millisecond are still found: the next query starts before it.
+        try await alice.upload(Post(id: "p9", text: "Post 9"))
+        try await alice.sync()
+        try await bob.sync()
+        #expect(await bob.model(withIdentifier: "p9") != nil)
     }
 }

@@ -4,7 +4,8 @@ import CloudCodable
 /// the clock it measures time with.
 public struct SyncConfiguration: Sendable {
     /// The zone the engine syncs; `nil` means a zone named after the
-    /// model's record type.
+    /// model's record type. An engine on the public database always syncs
+    /// its default zone, and ignores this.
     ///
     /// Engines of several model types share a zone by giving it the same
     /// name (models whose ``CloudCodable/cloudParentIdentifier`` names

@@ -17,7 +17,9 @@ extension SyncEngine {
     ///
     /// - Throws: ``CloudError`` when the server cannot be used (no account,
     ///   retries exhausted, a request refused as a whole); the pending
-    ///   changes stay in the journal. ``SyncEngineError`` when the engine
+    ///   changes stay in the journal. On the public database, with nobody
+    ///   signed in, the fetch is made and `AUTHENTICATION_REQUIRED` thrown
+    ///   only while local changes wait for a user. ``SyncEngineError`` when the engine
     ///   was closed; `CancellationError` when it was closed during the sync
     ///   or the calling task was cancelled. A cancelled call returns as soon
     ///   as the run it started stops at its next step, or at once while it
@@ -128,7 +130,8 @@ extension SyncEngine {
     ///
     /// The wait does not start a sync: an automatic engine fetches on its
     /// own, a manual one when ``sync()`` is called. While nobody is signed
-    /// in, or the server cannot be reached, it goes on waiting.
+    /// in (but on the public database, which anyone reads), or the server
+    /// cannot be reached, it goes on waiting.
     ///
     /// - Throws: ``SyncEngineError`` with code `closed` when the engine is
     ///   (or gets) closed first; `CancellationError` when the calling task

@@ -210,9 +210,10 @@ public actor SyncEngine<Model: CloudCodable> {
     /// The identifiers of records the server refused for good, with why.
     /// They stay in the journal and are not sent again until the app
     /// uploads, deletes or discards them (``discardChanges(identifiers:)``).
-    /// A refusal for lack of permission (`ACCESS_DENIED`, in a shared zone)
-    /// lasts across restarts, until the share changes; the others are tried
-    /// again when the engine next opens.
+    /// A refusal for lack of permission (`ACCESS_DENIED`: in a shared zone,
+    /// or another user's record of the public database) lasts across
+    /// restarts, until the share changes; the others are tried again when
+    /// the engine next opens.
     public var refusedChanges: [String: CloudError] { replica.refused }
 
     // MARK: Local changes
