@@ -19,6 +19,8 @@ struct InterposedDatabase: CloudDatabase {
     /// Whether `changes/zone` is refused as a plain CloudKit server refuses
     /// it in the public database (`BAD_REQUEST`), without reaching the server.
     var refusesZoneChanges = false
+    /// Runs before each `changes/zone` request (before it is refused, too).
+    var beforeFetchZoneChanges: (@Sendable ([ZoneChangesRequest]) async -> Void)?
     /// Runs before each `records/query` request reaches the server.
     var beforeQuery: (@Sendable (RecordQuery, _ desiredKeys: [String]?) async -> Void)?
 
@@ -52,6 +54,7 @@ struct InterposedDatabase: CloudDatabase {
     }
 
     func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
+        await beforeFetchZoneChanges?(requests)
         if refusesZoneChanges {
             throw CloudError(.badRequest, reason: "changes/zone is not available in the public database")
         }

@@ -68,10 +68,12 @@ extension SyncSession {
     mutating func feedRefused(_ error: CloudError) -> [Action] {
         if run?.anonymous == true && error.code == .authenticationRequired {
             publicFeedRefusedAnonymously = true
-        } else {
-            publicFeedRefused = true
+            return startPublicQuery()
         }
-        return startPublicQuery()
+        publicFeedRefused = true
+        // A token the server cannot read (from another server, say) is not asked with again.
+        guard replica.meta.syncToken != nil else { return startPublicQuery() }
+        return [.persist(replica.updateMeta { $0.syncToken = nil })] + startPublicQuery()
     }
 
     mutating func startPublicQuery() -> [Action] {
