@@ -239,12 +239,17 @@ struct PublicDatabaseTests {
         try await bob!.sync()
         let newest = try #require(
             await bob!.models.compactMap { $0.cloudMetadata?.modified?.timestamp }.max())
+        let progress = await bob!.replica.meta
+        #expect(progress.queryTime == newest)
+        #expect(progress.scanTime != nil)
         await bob!.close()
         bob = nil
 
         board.queries.removeAll()
         let feedRequests = board.queries.feedRequests
         let reopened = try await board.engine("bob", directory: directory)
+        #expect(await reopened.replica.meta.queryTime == progress.queryTime)
+        #expect(await reopened.replica.meta.scanTime == progress.scanTime)
         try await reopened.sync()
         try await reopened.sync()
         // A new engine asks for the feed again, once: the refusal holds for the engine's life.
