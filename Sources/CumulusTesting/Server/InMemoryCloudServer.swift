@@ -192,7 +192,8 @@ public actor InMemoryCloudServer {
 
     // MARK: Requests
 
-    /// Carries out a request as `user` (`nil`: the API token alone) through the rules, in `scope`.
+    /// Carries out a request as `user` through the rules, in `scope`; with
+    /// no user, as an anonymous reader (the API token alone).
     nonisolated func perform(_ request: CloudRequest, as user: String?, scope: DatabaseScope) async throws
         -> CloudResponse
     {
