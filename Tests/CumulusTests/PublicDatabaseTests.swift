@@ -122,6 +122,8 @@ struct PublicDatabaseTests {
         try await bob.sync()
         let updates = changes.values.filter { if case .updated = $0 { true } else { false } }
         #expect(updates.count == 1)
+        // Cumulus's server has a public feed; only a server without one is queried.
+        #expect(board.queries.queries.isEmpty == !feedless)
     }
 
     @Test("a user cannot change another's post: the change is refused, reported and kept", arguments: [false, true])
@@ -200,6 +202,24 @@ struct PublicDatabaseTests {
         #expect(await reader.pendingChangeCount == 0)
         try await alice.sync()
         #expect(await alice.model(withIdentifier: "c1")?.cloudMetadata?.created?.userRecordName == "carol")
+        #expect(board.queries.queries.isEmpty == !feedless)
+    }
+
+    @Test("through the feed, a deletion reaches the other user at the next fetch, and nothing is queried")
+    func deletionThroughFeed() async throws {
+        let board = PublicBoard(feedless: false)
+        let alice = try await board.engine("alice")
+        let bob = try await board.engine("bob")
+        try await alice.upload([Post(id: "a1", text: "One"), Post(id: "a2", text: "Two")])
+        try await alice.sync()
+        try await bob.sync()
+        #expect(await bob.models.count == 2)
+        try await alice.delete(identifiers: ["a1"])
+        try await alice.sync()
+        try await bob.sync()
+        #expect(await bob.models.map(\.id) == ["a2"])
+        #expect(board.queries.queries.isEmpty)
+        #expect(board.queries.feedRequests > 0)
     }
 
     @Test("without a feed, a deletion reaches other devices within one scan interval")
@@ -278,6 +298,9 @@ struct PublicDatabaseTests {
         #expect(await eventually { await bob.hasCompletedFirstFetch })
         let subscriptions = try await board.database("bob").listSubscriptions()
         #expect(subscriptions.map(\.subscriptionID) == ["cumulus.public.Post"])
+        #expect(
+            subscriptions.first?.kind
+                == .query(RecordQuery(recordType: "Post"), firesOn: [.created, .updated, .deleted]))
 
         // Bob's engine polls on the manual clock, which stands still: only a notification brings the post.
         try await alice.upload(Post(id: "a1", text: "Hello"))
