@@ -160,7 +160,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:565
+        // README.md:571
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
