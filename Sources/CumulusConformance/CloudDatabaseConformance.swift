@@ -61,7 +61,7 @@ public struct CloudDatabaseConformance: Sendable {
     /// Every check.
     public static let checks: [Check] =
         recordChecks + queryChecks + changeChecks + zoneChecks + notificationChecks
-        + userChecks + faultChecks + nameChecks + sharingChecks + assetChecks + referenceChecks
+        + userChecks + faultChecks + nameChecks + sharingChecks + assetChecks + referenceChecks + publicChecks
 
     static let recordChecks: [Check] = [
         Check("create stores the record with server metadata") { try await $0.createStoresServerMetadata() },
@@ -119,7 +119,9 @@ public struct CloudDatabaseConformance: Sendable {
         Check("zone changes honour record types and desired keys") { try await $0.zoneChangesFilters() },
         Check("zone changes fail per zone") { try await $0.zoneChangesFailPerZone() },
         Check("a recreated zone expires its old tokens") { try await $0.recreatedZoneExpiresTokens() },
-        Check("the public database has no change history") { try await $0.publicDatabaseHasNoChanges() },
+        Check("the public database has no database change history") {
+            try await $0.publicDatabaseHasNoDatabaseChanges()
+        },
         Check("database changes list changed and deleted zones") { try await $0.databaseChanges() },
         Check("database changes page with moreComing") { try await $0.databaseChangesPaging() },
     ]

@@ -136,6 +136,27 @@ struct InMemoryCloudServerTests {
         #expect(try await database.currentUser().userRecordName == "alice")
     }
 
+    @Test("a signed-out handle on the public database reads as the API token alone, and writes nothing")
+    func anonymousPublicReader() async throws {
+        let server = InMemoryCloudServer()
+        let alice = server.database(scope: .public, signedInAs: "alice")
+        _ = try await alice.create([note("a", in: .defaultZone)], in: .defaultZone)
+        let reader = server.database(scope: .public, signedInAs: nil)
+        let found = try await reader.lookupRecords(["a"], zoneID: .defaultZone, desiredKeys: nil)
+        #expect(found.first?.record?.recordName == "a")
+        let page = try await reader.queryRecords(
+            RecordQuery(recordType: "Note"), zoneID: .defaultZone, resultsLimit: nil, continuationMarker: nil,
+            desiredKeys: nil)
+        #expect(page.records.map(\.recordName) == ["a"])
+        await #expect(throws: CloudError.self) {
+            try await reader.create([note("b", in: .defaultZone)], in: .defaultZone)
+        }
+        await #expect(throws: CloudError.self) { try await reader.currentUser() }
+        // The private database still needs a user.
+        let signedOut = server.database(signedInAs: nil)
+        await #expect(throws: CloudError.self) { try await signedOut.listZones() }
+    }
+
     @Test("notification streams close when their reader stops or their handle goes")
     func streamCleanup() async throws {
         let server = InMemoryCloudServer()

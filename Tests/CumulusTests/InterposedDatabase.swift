@@ -16,6 +16,13 @@ struct InterposedDatabase: CloudDatabase {
     var afterFetchZoneChanges: (@Sendable ([ZoneChangesRequest]) async -> Void)?
     /// Whether the notification stream yields what the server sends.
     var notifies = true
+    /// Whether `changes/zone` is refused as a plain CloudKit server refuses
+    /// it in the public database (`BAD_REQUEST`), without reaching the server.
+    var refusesZoneChanges = false
+    /// Runs before each `changes/zone` request (before it is refused, too).
+    var beforeFetchZoneChanges: (@Sendable ([ZoneChangesRequest]) async -> Void)?
+    /// Runs before each `records/query` request reaches the server.
+    var beforeQuery: (@Sendable (RecordQuery, _ desiredKeys: [String]?) async -> Void)?
 
     init(
         _ base: InMemoryCloudDatabase, notifies: Bool = true,
@@ -40,12 +47,17 @@ struct InterposedDatabase: CloudDatabase {
     func queryRecords(
         _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?, desiredKeys: [String]?
     ) async throws -> QueryResult {
-        try await base.queryRecords(
+        await beforeQuery?(query, desiredKeys)
+        return try await base.queryRecords(
             query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: continuationMarker,
             desiredKeys: desiredKeys)
     }
 
     func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
+        await beforeFetchZoneChanges?(requests)
+        if refusesZoneChanges {
+            throw CloudError(.badRequest, reason: "changes/zone is not available in the public database")
+        }
         let answer = try await base.fetchZoneChanges(requests)
         await afterFetchZoneChanges?(requests)
         return answer

@@ -65,6 +65,12 @@ struct WireErrorTests {
             notifications: [
                 .zoneChanged(WireFixtures.zone, subscriptionID: "s1"), .zoneChanged(.defaultZone, subscriptionID: nil),
                 .databaseChanged, .accountChanged,
+                .queryChanged(
+                    QueryNotification(
+                        subscriptionID: "q", recordName: "r-ü", zoneID: .defaultZone, reason: .created)),
+                .queryChanged(
+                    QueryNotification(
+                        subscriptionID: "q", recordName: "r", zoneID: WireFixtures.zone, reason: .deleted)),
             ], cursor: "c-42")
         #expect(try NotificationBatch.decode(body: batch.encodedBody()) == batch)
         let empty = NotificationBatch(notifications: [], cursor: "")
@@ -81,6 +87,8 @@ struct WireErrorTests {
         for bad in [
             "", #"{"notifications":[]}"#, #"{"cursor":"c","notifications":[{"type":"zone"}]}"#,
             #"{"cursor":"c","notifications":[{}]}"#,
+            #"{"cursor":"c","notifications":[{"type":"query","subscriptionID":"q","zoneID":{"zoneName":"Z"},"recordName":"r"}]}"#,
+            #"{"cursor":"c","notifications":[{"type":"query","subscriptionID":"q","zoneID":{"zoneName":"Z"},"recordName":"r","reason":"moved"}]}"#,
         ] {
             let error = cloudError { try NotificationBatch.decode(body: utf8(bad)) }
             #expect(error?.code == .internalError)

@@ -71,6 +71,14 @@ struct WireRequestTests {
         .lookupZones([F.zone, .defaultZone]),
         .modifyZones([.create(F.zone), .delete(F.otherZone)]),
         .modifySubscriptions([.save(Subscription(subscriptionID: "s1", zoneID: F.zone)), .delete("s2")]),
+        .modifySubscriptions([
+            .save(
+                Subscription(
+                    subscriptionID: "q1",
+                    query: RecordQuery(recordType: "Note", filters: [QueryFilter("title", .beginsWith, .string("a"))]),
+                    firesOn: [.created, .deleted])),
+            .save(Subscription(subscriptionID: "q2", query: RecordQuery(recordType: "Note"), zoneID: F.zone)),
+        ]),
         .listSubscriptions,
         .lookupSubscriptions(["s1", "s2"]),
         .currentUser,
@@ -366,6 +374,16 @@ struct WireRequestTests {
         (
             .modifySubscriptions, #"{"operations":[{"operationType":"create","subscription":{"subscriptionID":"s"}}]}"#,
             "zoneID"
+        ),
+        (
+            .modifySubscriptions,
+            #"{"operations":[{"operationType":"create","subscription":{"subscriptionID":"s","subscriptionType":"query","query":{"recordType":"T"},"firesOn":["move"]}}]}"#,
+            "move"
+        ),
+        (
+            .modifySubscriptions,
+            #"{"operations":[{"operationType":"create","subscription":{"subscriptionID":"s","subscriptionType":"record","zoneID":{"zoneName":"a"}}}]}"#,
+            "record"
         ),
         (.lookupSubscriptions, #"{"subscriptions":[{}]}"#, "subscriptionID"),
         (.lookupZones, #"{"zones":[{"zoneName":"\ud800"}]}"#, "surrogate"),

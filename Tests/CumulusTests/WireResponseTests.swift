@@ -71,6 +71,15 @@ struct WireResponseTests {
         (.lookupZones, .zoneResults([])),
         (.listSubscriptions, .subscriptions([Subscription(subscriptionID: "s1", zoneID: F.zone)])),
         (
+            .listSubscriptions,
+            .subscriptions([
+                Subscription(
+                    subscriptionID: "q1",
+                    query: RecordQuery(recordType: "Note", filters: [QueryFilter("n", .greaterThan, .int64(3))]),
+                    firesOn: [.updated])
+            ])
+        ),
+        (
             .modifySubscriptions,
             .subscriptionResults([
                 .subscription(Subscription(subscriptionID: "s1", zoneID: F.otherZone)), .deleted("s2"),

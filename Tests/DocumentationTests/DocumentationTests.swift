@@ -35,6 +35,13 @@ struct DocumentationTests {
         #expect(left.isEmpty)
     }
 
+    @Test("the README's public board: a reader without a user sees alice's post; bob's edit of it is refused")
+    func publicBoard() async throws {
+        let (posts, refused) = try await READMESnippets.publicBoard()
+        #expect(posts.map(\.text) == ["Hello, everyone"])
+        #expect(refused?.code == .accessDenied)
+    }
+
     @Test("CumulusTesting's example: the phone's note reaches the laptop after two throttled saves")
     func twoDevices() async throws {
         let notes = try await CumulusTestingSnippets.twoDevices()

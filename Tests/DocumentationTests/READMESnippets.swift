@@ -39,6 +39,13 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
+    // README.md:394
+    struct Post: CloudCodable, Identifiable {
+        var id: String
+        var text: String
+        var cloudMetadata: RecordMetadata?
+    }
+
     static func quickStart() async throws -> (record: Record, back: Landmark) {
         // README.md:58
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
@@ -156,8 +163,37 @@ enum READMESnippets {
         return share
     }
 
+    static func publicBoard() async throws -> (posts: [Post], refused: CloudError?) {
+        // README.md:394
+        let board = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
+        let server = InMemoryCloudServer()
+        let alice = try await SyncEngine<Post>(
+            database: server.database(scope: .public, signedInAs: "alice"), directory: board.appending(path: "Alice"))
+        try await alice.upload(Post(id: "p1", text: "Hello, everyone"))
+        try await alice.sync()
+
+        // Nobody signed in: the engine reads with the API token alone.
+        let reader = try await SyncEngine<Post>(
+            database: server.database(scope: .public, signedInAs: nil), directory: board.appending(path: "Reader"))
+        try await reader.sync()
+        let posts = await reader.models  // alice's post
+
+        // Bob reads alice's post, and may not change it.
+        let bob = try await SyncEngine<Post>(
+            database: server.database(scope: .public, signedInAs: "bob"), directory: board.appending(path: "Bob"))
+        try await bob.sync()
+        var post = await bob.model(withIdentifier: "p1")!
+        post.text = "Bob was here"
+        try await bob.upload(post)
+        try await bob.sync()  // the refusal is reported, not thrown
+        let refused = await bob.refusedChanges["p1"]  // ACCESS_DENIED
+        try await bob.discardChanges(identifiers: ["p1"])  // back to alice's version
+        for engine in [alice, reader, bob] { await engine.close() }
+        return (posts: posts, refused: refused)
+    }
+
     static func remote() async throws {
-        // README.md:544
+        // README.md:622
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(

@@ -9,7 +9,7 @@ struct HTTPPublicReadTests {
         #"{"operations":[{"operationType":"create","record":{"recordType":"Note","recordName":"hello","fields":{"title":{"value":"hi","type":"STRING"}}}}]}"#
 
     @Test(
-        "the API token alone reads the public database (records/query and lookup, zones/list and lookup), nothing else")
+        "the API token alone reads the public database (records/query and lookup, zones/list and lookup, its feed)")
     func reads() async throws {
         try await HTTPTestServer.with { server in
             let written = try await server.sendAsUser("records/modify", body: Self.note, scope: "public")
@@ -20,6 +20,8 @@ struct HTTPPublicReadTests {
                 ("records/lookup", "POST", #"{"records":[{"recordName":"hello"}]}"#),
                 ("zones/list", "GET", ""),
                 ("zones/lookup", "POST", #"{"zones":[{"zoneName":"_defaultZone"}]}"#),
+                ("changes/zone", "POST", #"{"zones":[{"zoneID":{"zoneName":"_defaultZone"}}]}"#),
+                ("records/changes", "POST", #"{"zoneID":{"zoneName":"_defaultZone"}}"#),
             ]
             for (operation, method, body) in reads {
                 let answer = try await server.send(
@@ -38,11 +40,23 @@ struct HTTPPublicReadTests {
             #expect(found.first?["recordName"] as? String == "hello")
             #expect(found.first?["serverErrorCode"] == nil)
 
+            // The public feed (a Cumulus addition) carries the record as records/lookup does.
+            let feed = try await server.send(
+                "POST", server.path("records/changes", scope: "public"), query: anonymous,
+                body: Array(#"{"zoneID":{"zoneName":"_defaultZone"}}"#.utf8))
+            let changed = feed.json["records"] as? [[String: Any]] ?? []
+            #expect(changed.compactMap { $0["recordName"] as? String } == ["hello"])
+            #expect(feed.json["syncToken"] is String && feed.json["moreComing"] as? Bool == false)
+            #expect(
+                (changed.first?["created"] as? [String: Any])?["userRecordName"] as? String
+                    == (found.first?["created"] as? [String: Any])?["userRecordName"] as? String)
+
             // Anything else still needs a user.
             let needUser: [(operation: String, method: String, body: String, scope: String)] = [
                 ("records/modify", "POST", Self.note, "public"),
                 ("zones/modify", "POST", #"{"operations":[]}"#, "public"),
                 ("subscriptions/list", "GET", "", "public"),
+                ("changes/database", "POST", "{}", "public"),
                 ("tokens/create", "POST", "{}", "public"),
                 ("users/current", "GET", "", "public"),
                 ("records/query", "POST", #"{"query":{"recordType":"Note"}}"#, "private"),

@@ -287,4 +287,36 @@ struct MultiServerTests {
             timeout.cancel()
         }
     }
+
+    @Test("a query subscription heard on one server fires for a public write through the other")
+    func querySubscriptionAcrossServers() async throws {
+        try await Self.with { pair in
+            let listener = pair.device("bob", on: 0, scope: .public)
+            let writer = pair.device("alice", on: 1, scope: .public)
+            let subscription = Subscription(
+                subscriptionID: "posts", query: RecordQuery(recordType: "Post"), firesOn: [.created])
+            _ = try await listener.modifySubscriptions([.save(subscription)])
+            let notifications = listener.notifications()
+            _ = await listener.notificationChannelsOpened()
+            let heard = Task { () -> CloudNotification? in
+                for await notification in notifications {
+                    if case .queryChanged = notification { return notification }
+                }
+                return nil
+            }
+            for (type, name) in [("Note", "skipped"), ("Post", "p1")] {
+                _ = try await writer.modifyRecords(
+                    [RecordOperation(.create, Record(recordType: type, recordName: name, zoneID: .defaultZone))],
+                    zoneID: .defaultZone, atomic: false)
+            }
+            let timeout = Task {
+                try? await Task.sleep(for: .seconds(20))
+                heard.cancel()
+            }
+            let expected = CloudNotification.queryChanged(
+                QueryNotification(subscriptionID: "posts", recordName: "p1", zoneID: .defaultZone, reason: .created))
+            #expect(await heard.value == expected)
+            timeout.cancel()
+        }
+    }
 }

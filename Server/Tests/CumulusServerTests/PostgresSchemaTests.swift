@@ -110,7 +110,7 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == [1, 2, 3])
+            #expect(versions == [1, 2, 3, 4])
         }
     }
 
@@ -165,6 +165,112 @@ struct PostgresSchemaTests {
             #expect(try await transaction.share(shortGUID: "guid")?.rootRecordName == "old-note")
             let found = try await transaction.users(withEmailAddresses: ["alice@example.com"], container: "iCloud.old")
             #expect(found.map(\.recordName) == ["_alice"])
+        }
+    }
+
+    /// Version three as it shipped, applied to ``versionTwo``; kept here
+    /// verbatim so that the test does not follow the code.
+    static let versionThree: [PostgresQuery] = [
+        """
+        ALTER TABLE records ADD COLUMN parent TEXT, ADD COLUMN share_key TEXT, ADD COLUMN former_share_key TEXT
+        """,
+        "CREATE INDEX records_by_parent ON records (zone_id, parent) WHERE NOT deleted AND parent IS NOT NULL",
+        """
+        ALTER TABLE zone_log ADD COLUMN owner_record_name TEXT NOT NULL DEFAULT '', DROP CONSTRAINT zone_log_pkey,
+            ADD PRIMARY KEY (database_id, owner_record_name, zone_name)
+        """,
+        """
+        CREATE TABLE shares (zone_id BIGINT NOT NULL REFERENCES zones ON DELETE CASCADE, record_name TEXT NOT NULL,
+            short_guid TEXT NOT NULL UNIQUE, container TEXT NOT NULL, environment TEXT NOT NULL, owner TEXT NOT NULL,
+            zone_name TEXT NOT NULL, root_record_name TEXT, public_permission TEXT NOT NULL,
+            participants BYTEA NOT NULL, PRIMARY KEY (zone_id, record_name))
+        """,
+        // One row per participant who accepted, to find a user's shares by index.
+        """
+        CREATE TABLE share_acceptances (zone_id BIGINT NOT NULL, record_name TEXT NOT NULL,
+            container TEXT NOT NULL, environment TEXT NOT NULL, user_name TEXT NOT NULL,
+            PRIMARY KEY (container, environment, user_name, zone_id, record_name),
+            FOREIGN KEY (zone_id, record_name) REFERENCES shares (zone_id, record_name) ON DELETE CASCADE)
+        """,
+        "CREATE INDEX share_acceptances_by_share ON share_acceptances (zone_id, record_name)",
+        """
+        ALTER TABLE users ADD COLUMN email_address TEXT, ADD COLUMN discoverable BOOLEAN NOT NULL DEFAULT false
+        """,
+        "CREATE INDEX users_by_record_name ON users (container, record_name)",
+        "CREATE INDEX users_by_email ON users (container, email_address) WHERE email_address IS NOT NULL",
+    ]
+
+    @Test("a version-three database opens with its subscriptions as zone subscriptions; it then takes queries")
+    func migratesVersionThree() async throws {
+        try await PostgresTestDatabase.with { url in
+            try await PostgresTestDatabase.connect(to: url) { connection, logger in
+                for statement in Self.versionTwo + Self.versionThree + [
+                    "INSERT INTO cumulus_schema (version) VALUES (3)",
+                    """
+                    INSERT INTO databases (container, environment, scope, owner, incarnation, serial)
+                        VALUES ('iCloud.old', 'development', 'public', '', 7, 2)
+                    """,
+                    "INSERT INTO zones (database_id, name, incarnation, serial) VALUES (1, '_defaultZone', 3, 2)",
+                    "INSERT INTO subscriptions VALUES (1, '_alice', 'old-zone', '_defaultZone')",
+                ] {
+                    try await connection.query(statement, logger: logger)
+                }
+            }
+            let storage = try await PostgresStorage(url: url, logger: quietLogger)
+            do {
+                try await Self.checkQuerySubscriptions(storage)
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+            try await storage.close()
+            var versions: [Int32] = []
+            try await PostgresTestDatabase.connect(to: url) { connection, logger in
+                for try await version in try await connection.query(
+                    "SELECT version FROM cumulus_schema ORDER BY version", logger: logger
+                ).decode(Int32.self) {
+                    versions.append(version)
+                }
+            }
+            #expect(versions == [1, 2, 3, 4])
+        }
+    }
+
+    /// Reads the version-three database's zone subscription, then writes a
+    /// query subscription and a notification, as version four keeps them.
+    static func checkQuerySubscriptions(_ storage: PostgresStorage) async throws {
+        let old = StoredSubscription(
+            user: "_alice", subscription: Subscription(subscriptionID: "old-zone", zoneID: .defaultZone))
+        let query = StoredSubscription(
+            user: "_bob",
+            subscription: Subscription(
+                subscriptionID: "posts",
+                query: RecordQuery(recordType: "Post", filters: [QueryFilter("n", .greaterThan, .int64(2))]),
+                firesOn: [.created, .deleted]))
+        let fired = StoredQueryNotification(
+            user: "_bob", serial: 3, logged: 1_000,
+            notification: QueryNotification(
+                subscriptionID: "posts", recordName: "p1", zoneID: .defaultZone, reason: .created))
+        try await storage.write { transaction in
+            let before = try await transaction.subscriptions(inDatabase: 1, user: nil)
+            #expect(before == [old])
+            try await transaction.saveSubscription(query, inDatabase: 1)
+            try await transaction.logQueryNotifications([fired], inDatabase: 1)
+        }
+        try await storage.read { transaction in
+            let subscriptions = try await transaction.subscriptions(inDatabase: 1, user: nil)
+            #expect(subscriptions == [old, query])
+            let fresh = try await transaction.queryNotifications(inDatabase: 1, user: "_bob", after: 2, through: 3)
+            #expect(fresh == [fired])
+            let later = try await transaction.queryNotifications(inDatabase: 1, user: "_bob", after: 3, through: 9)
+            #expect(later.isEmpty)
+        }
+        try await storage.write { transaction in
+            try await transaction.deleteQueryNotifications(loggedBefore: 1_001)
+        }
+        try await storage.read { transaction in
+            let left = try await transaction.queryNotifications(inDatabase: 1, user: "_bob", after: 0, through: 9)
+            #expect(left.isEmpty)
         }
     }
 }

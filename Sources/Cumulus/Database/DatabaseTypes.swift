@@ -278,18 +278,50 @@ public enum ZoneResult: Sendable, Hashable {
     case failure(CloudError)
 }
 
-/// A standing request to be told about changes to a zone.
+/// A standing request to be told about changes: to a zone's records, or
+/// to the records of a zone that match a query.
+///
+/// ```swift
+/// let posts = Subscription(
+///     subscriptionID: "new-posts", query: RecordQuery(recordType: "Post"), firesOn: [.created])
+/// _ = try await publicDatabase.modifySubscriptions([.save(posts)])
+/// ```
 public struct Subscription: Sendable, Hashable {
     /// The subscription's identifier, chosen by the client.
     public var subscriptionID: String
-    /// The zone watched.
+    /// The zone watched: all of it, or the records in it that match the query.
     public var zoneID: ZoneID
+    /// What the subscription watches.
+    public var kind: SubscriptionKind
 
-    /// Creates a zone subscription.
+    /// Creates a zone subscription: told when any record of the zone changes.
     public init(subscriptionID: String, zoneID: ZoneID) {
         self.subscriptionID = subscriptionID
         self.zoneID = zoneID
+        self.kind = .zone
     }
+
+    /// Creates a query subscription: told of each record of the zone that
+    /// matches the query's record type and filters (its sort is ignored)
+    /// when it is created, updated or deleted, as `firesOn` asks.
+    public init(
+        subscriptionID: String, query: RecordQuery,
+        firesOn: Set<QueryNotification.Reason> = Set(QueryNotification.Reason.allCases),
+        zoneID: ZoneID = .defaultZone
+    ) {
+        self.subscriptionID = subscriptionID
+        self.zoneID = zoneID
+        self.kind = .query(query, firesOn: firesOn)
+    }
+}
+
+/// What a ``Subscription`` watches (the wire's `subscriptionType`).
+public enum SubscriptionKind: Sendable, Hashable {
+    /// Every change of the zone's records: ``CloudNotification/zoneChanged(_:subscriptionID:)``.
+    case zone
+    /// Each record of the query's type that passes its filters, for the
+    /// changes `firesOn` names: ``CloudNotification/queryChanged(_:)``.
+    case query(RecordQuery, firesOn: Set<QueryNotification.Reason>)
 }
 
 /// One operation of a `subscriptions/modify` request.
@@ -351,6 +383,8 @@ public struct AccountCheck: Sendable, Hashable {
 public enum CloudNotification: Sendable, Hashable {
     /// Records in this zone changed (a zone subscription fired).
     case zoneChanged(ZoneID, subscriptionID: String?)
+    /// A record that matches a query subscription was created, updated or deleted.
+    case queryChanged(QueryNotification)
     /// The database's zones changed.
     case databaseChanged
     /// The signed-in account changed: signed out, or another user signed in.

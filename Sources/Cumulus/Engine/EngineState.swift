@@ -139,6 +139,13 @@ struct EngineMeta: Sendable, Equatable {
     /// The epoch of the zone's marker when the engine last created or found
     /// it (engines whose zone may hold other record types; see ``ZoneMarker``).
     var zoneEpoch: String?
+    /// The public database without a change feed (see ``PublicFetch``): the
+    /// newest modification time, in server milliseconds, that the engine's
+    /// queries applied.
+    var queryTime: Int64?
+    /// When the engine last learned every record name of its type in the
+    /// public database, in milliseconds since 1970 on this device's clock.
+    var scanTime: Int64?
     /// The format the document was read in (``format`` once written).
     var format = Self.format
 
@@ -157,6 +164,14 @@ struct EngineMeta: Sendable, Equatable {
         if let zoneEpoch {
             writer.appendRaw(",\"zoneEpoch\":")
             writer.appendString(zoneEpoch)
+        }
+        if let queryTime {
+            writer.appendRaw(",\"queryTime\":")
+            writer.appendInt(queryTime)
+        }
+        if let scanTime {
+            writer.appendRaw(",\"scanTime\":")
+            writer.appendInt(scanTime)
         }
         writer.append(byte: UInt8(ascii: "}"))
         return writer.bytes
@@ -181,6 +196,8 @@ struct EngineMeta: Sendable, Equatable {
             case ("zoneReady", .bool(let ready)): zoneReady = ready
             case ("fetched", .bool(let fetched)): self.fetched = fetched
             case ("zoneEpoch", .string(let epoch)): zoneEpoch = epoch
+            case ("queryTime", .number(let time)): queryTime = Int64(time)
+            case ("scanTime", .number(let time)): scanTime = Int64(time)
             case ("format", .number(let version)):
                 guard let known = Int(version), (1...Self.format).contains(known) else {
                     throw JournalError(.unsupportedVersion, "engine metadata format \(version)")

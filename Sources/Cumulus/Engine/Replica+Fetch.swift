@@ -137,7 +137,7 @@ extension Replica {
     ///
     /// Fetches skip the versions of a record with a change waiting, so the
     /// version kept here may be stale: the next fetch starts again from the
-    /// zone's beginning.
+    /// zone's beginning (or, querying the public database, from its first record).
     mutating func discard(_ names: [String]) -> Effects {
         var effects = Effects()
         var discarded = false
@@ -150,7 +150,13 @@ extension Replica {
                 effects.deleted.append(name)
             }
         }
-        if discarded, meta.syncToken != nil { effects.append(updateMeta { $0.syncToken = nil }) }
+        if discarded, meta.syncToken != nil || meta.queryTime != nil {
+            effects.append(
+                updateMeta {
+                    $0.syncToken = nil
+                    $0.queryTime = nil
+                })
+        }
         return effects
     }
 

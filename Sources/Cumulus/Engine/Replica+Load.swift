@@ -93,7 +93,8 @@ extension Replica {
     /// generation, so that its acknowledgement clears it; an older one
     /// (generation 0) only moves the pending change onto its version. A
     /// pending change stamped when queued, and a pending deletion, may have
-    /// been sent before the crash: they are in doubt too.
+    /// been sent before the crash: they are in doubt too, but for one the
+    /// server refused (``JournalKeys/refusedPrefix``).
     private mutating func loadInDoubt(_ saves: [(key: String, json: [UInt8])], _ deletes: [String]) throws {
         for document in saves {
             let name = String(document.key.dropFirst(JournalKeys.sentPrefix.count))
@@ -112,7 +113,8 @@ extension Replica {
             if let change = pending[name], case .delete = change.kind { generation = change.generation }
             inDoubt[name, default: []].append(SentWrite(kind: .delete, generation: generation))
         }
-        for (name, change) in pending where !unstamped.contains(name) {
+        // A change refused for good was answered, and is not sent again while the refusal stands.
+        for (name, change) in pending where !unstamped.contains(name) && refused[name] == nil {
             switch change.kind {
             case .save(let record): setInDoubt(name, SentWrite(kind: .save(record), generation: change.generation))
             case .delete: setInDoubt(name, SentWrite(kind: .delete, generation: change.generation))

@@ -4,7 +4,8 @@ import CloudCodable
 /// the clock it measures time with.
 public struct SyncConfiguration: Sendable {
     /// The zone the engine syncs; `nil` means a zone named after the
-    /// model's record type.
+    /// model's record type. An engine on the public database always syncs
+    /// its default zone, and ignores this.
     ///
     /// Engines of several model types share a zone by giving it the same
     /// name (models whose ``CloudCodable/cloudParentIdentifier`` names
@@ -45,6 +46,14 @@ public struct SyncConfiguration: Sendable {
     /// Returns a number in `0..<1` for the jitter of each backoff wait;
     /// tests pass a seeded source so that every run waits the same.
     public var random: @Sendable () -> Double
+    /// How often an engine on the public database looks for deleted
+    /// records, where the server has no change feed there (CloudKit's
+    /// public database has none; Cumulus's server has one). Its fetches
+    /// query the records modified since the last one, which shows no
+    /// deletion: a record deleted on the server leaves this device within
+    /// one interval (and the fetch that follows it). Each scan lists every
+    /// record name of the type, a page per 200 records. 15 minutes by default.
+    public var publicScanInterval: Duration = .seconds(900)
     /// How long opening waits for an engine of this process that holds the
     /// directory to let go (see ``SyncEngine/init(database:directory:configuration:)``);
     /// tests of the refusal shorten it.

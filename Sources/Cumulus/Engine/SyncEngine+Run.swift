@@ -17,7 +17,9 @@ extension SyncEngine {
     ///
     /// - Throws: ``CloudError`` when the server cannot be used (no account,
     ///   retries exhausted, a request refused as a whole); the pending
-    ///   changes stay in the journal. ``SyncEngineError`` when the engine
+    ///   changes stay in the journal. On the public database, with nobody
+    ///   signed in, the fetch is made and `AUTHENTICATION_REQUIRED` thrown
+    ///   only while local changes wait for a user. ``SyncEngineError`` when the engine
     ///   was closed; `CancellationError` when it was closed during the sync
     ///   or the calling task was cancelled. A cancelled call returns as soon
     ///   as the run it started stops at its next step, or at once while it
@@ -128,7 +130,8 @@ extension SyncEngine {
     ///
     /// The wait does not start a sync: an automatic engine fetches on its
     /// own, a manual one when ``sync()`` is called. While nobody is signed
-    /// in, or the server cannot be reached, it goes on waiting.
+    /// in (but on the public database, which anyone reads), or the server
+    /// cannot be reached, it goes on waiting.
     ///
     /// - Throws: ``SyncEngineError`` with code `closed` when the engine is
     ///   (or gets) closed first; `CancellationError` when the calling task
@@ -269,7 +272,8 @@ extension SyncEngine {
             switch action {
             case .persist, .persistBehind, .settleJournal, .publish, .release, .firstFetchCompleted, .status, .fetch:
                 break
-            case .checkAccount, .createZone, .markZone, .readZoneMarker, .send, .lookUp, .wait, .finish:
+            case .checkAccount, .createZone, .markZone, .readZoneMarker, .send, .lookUp, .wait, .finish, .query,
+                .lookUpRecords:
                 stopReadingAhead()
             }
             switch action {
@@ -322,6 +326,10 @@ extension SyncEngine {
                         if case .record(let record)? = found.first { return record }
                         return nil
                     })
+            case .query(let request):
+                event = try await query(request)
+            case .lookUpRecords(let names):
+                event = try await lookUpRecords(names)
             case .fetch(let request, let readAhead):
                 let answer = try await page(request)
                 if readAhead, case .success(.success(let page)?) = answer, page.moreComing,
@@ -415,7 +423,7 @@ extension SyncEngine {
 
     /// The outcome of a request: its value, or the ``CloudError`` it threw.
     /// Anything else (cancellation) ends the run.
-    private func attempt<T>(_ request: () async throws -> T) async throws -> Result<T, CloudError> {
+    func attempt<T>(_ request: () async throws -> T) async throws -> Result<T, CloudError> {
         do {
             return .success(try await request())
         } catch let error as CloudError {
@@ -432,7 +440,13 @@ extension SyncEngine {
         if let reusable, let generation = database.accountGeneration, generation == reusable.generation {
             check = reusable
         } else {
-            check = try await database.checkAccount()
+            do {
+                check = try await database.checkAccount()
+            } catch let error as CloudError where error.code == .authenticationRequired && database.scope == .public {
+                // A pass with nobody signed in only reads public records, which are the same for everyone.
+                boundDatabase = database
+                throw error
+            }
         }
         boundDatabase = database.bound(to: check)
         return check
@@ -441,14 +455,17 @@ extension SyncEngine {
     /// Creates the zone, then its subscription: notifications are a
     /// convenience, and polling covers a failure to subscribe.
     private func createZone(_ zoneID: ZoneID, _ subscription: Subscription) async throws {
-        let results = try await checkedDatabase.modifyZones([.create(zoneID)])
-        if case .failure(let error)? = results.first { throw error }
+        // The public database's default zone always exists.
+        if database.scope != .public {
+            let results = try await checkedDatabase.modifyZones([.create(zoneID)])
+            if case .failure(let error)? = results.first { throw error }
+        }
         _ = try? await checkedDatabase.modifySubscriptions([.save(subscription)])
     }
 
     /// The database bound to the pass's account check: every request that
     /// carries or reads data goes through it.
-    private var checkedDatabase: any CloudDatabase {
+    var checkedDatabase: any CloudDatabase {
         guard let boundDatabase else {
             preconditionFailure("Internal inconsistency: a data request before the account was checked")
         }
@@ -489,13 +506,14 @@ extension SyncEngine {
             guard await database.notificationChannelsOpened() else { return }
             await self?.requestAutomaticSync()
         }
-        backgroundTasks = [watcher, poller, opened]
+        backgroundTasks += [watcher, poller, opened]
         requestAutomaticSync()
     }
 
     private func handle(_ notification: CloudNotification) {
         switch notification {
         case .zoneChanged(let zone, _) where zone.zoneName != zoneID.zoneName: return
+        case .queryChanged(let change) where change.subscriptionID != session.subscriptionID: return
         case .accountChanged:
             session.accountMayHaveChanged()
             requestAutomaticSync()

@@ -27,7 +27,8 @@ public actor SyncEngine<Model: CloudCodable> {
     let database: any CloudDatabase
     let configuration: SyncConfiguration
     /// The zone this engine syncs: of the signed-in user's private
-    /// database, or, on the shared database, another user's zone.
+    /// database, or, on the shared database, another user's zone, or the
+    /// public database's default zone.
     public nonisolated let zoneID: ZoneID
     let journal: Journal
 
@@ -81,8 +82,12 @@ public actor SyncEngine<Model: CloudCodable> {
     {
         self.database = database
         self.configuration = configuration
-        let zoneID = ZoneID(
-            zoneName: configuration.zoneName ?? Model.cloudRecordType, ownerRecordName: configuration.zoneOwner)
+        let isPublic = database.scope == .public
+        let zoneID =
+            isPublic
+            ? ZoneID.defaultZone
+            : ZoneID(
+                zoneName: configuration.zoneName ?? Model.cloudRecordType, ownerRecordName: configuration.zoneOwner)
         self.zoneID = zoneID
         let settings = Replica<Model>.Settings(
             zoneID: zoneID, encoder: RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID),
@@ -93,14 +98,15 @@ public actor SyncEngine<Model: CloudCodable> {
             batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,
             retryPolicy: configuration.retryPolicy, random: configuration.random,
             isSharedZone: database.scope == .shared,
-            // Another user's zone is never created nor marked by this engine.
-            marksZone: database.scope != .shared && zoneID.zoneName != Model.cloudRecordType)
+            // Another user's zone, and the public one, are never created nor marked by this engine.
+            marksZone: database.scope == .private && zoneID.zoneName != Model.cloudRecordType, isPublic: isPublic)
         session = SyncSession(replica: Replica(settings: settings), settings: sessionSettings)
         session = SyncSession(
             replica: try await Replica.load(journal.takeLoadedDocuments(), settings: settings),
             settings: sessionSettings)
         // Only now that the documents are accepted may opening change the files.
         try journal.finishOpening()
+        if isPublic { startScanTimer() }
         if configuration.automaticSync { startAutomaticSync() }
     }
 
@@ -204,12 +210,12 @@ public actor SyncEngine<Model: CloudCodable> {
     /// The identifiers of records the server refused for good, with why.
     /// They stay in the journal and are not sent again until the app
     /// uploads, deletes or discards them (``discardChanges(identifiers:)``).
-    /// A refusal for lack of permission (`ACCESS_DENIED`, in a shared zone)
-    /// lasts across restarts, until the share changes, and so does one for
-    /// a `VALIDATE` reference to a missing record
-    /// (`VALIDATING_REFERENCE_ERROR`), until that record appears (fetched,
-    /// or uploaded here); the others are tried again when the engine next
-    /// opens.
+    /// A refusal for lack of permission (`ACCESS_DENIED`: in a shared zone,
+    /// or another user's record of the public database) lasts across
+    /// restarts, until the share changes, and so does one for a `VALIDATE`
+    /// reference to a missing record (`VALIDATING_REFERENCE_ERROR`), until
+    /// that record appears (fetched, or uploaded here); the others are
+    /// tried again when the engine next opens.
     public var refusedChanges: [String: CloudError] { replica.refused }
 
     // MARK: Local changes

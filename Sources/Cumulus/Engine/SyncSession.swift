@@ -31,6 +31,13 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         /// carries a marker record (see ``ZoneMarker``) that tells a zone
         /// another engine created again from a sync token that expired.
         var marksZone = false
+        /// Whether the zone is the public database's default zone: never
+        /// created, readable with nobody signed in, and fetched by queries
+        /// where the server has no change feed (see ``PublicFetch``).
+        var isPublic = false
+        /// This device's time in milliseconds since 1970: when a scan of
+        /// the public database's names started.
+        var now: @Sendable () -> Int64 = { RecordStamp(date: Date()).timestamp }
     }
 
     /// What happened since the last actions.
@@ -50,6 +57,11 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         /// A page of the zone's changes (`nil`: the server answered no
         /// zone), with its records prepared for the replica.
         case fetched(Result<ZoneChanges?, CloudError>, prepared: [Replica<Model>.Fetched?])
+        /// A page of a query of the public database, with its records
+        /// prepared (none for a scan of names).
+        case queried(Result<QueryResult, CloudError>, prepared: [Replica<Model>.Fetched?])
+        /// The answer to a lookup of records a scan did not see, prepared.
+        case recordsLookedUp(Result<[RecordResult], CloudError>, prepared: [Replica<Model>.Fetched?])
         /// The wait before the next attempt ended.
         case woke
     }
@@ -75,6 +87,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         /// page (from the answer's token) before this page is applied, so
         /// that the server works while the device does.
         case fetch(ZoneChangesRequest, readAhead: Bool)
+        /// Query one page of the public database (see ``PublicFetch``).
+        case query(PublicQueryRequest)
+        /// Look up these records of the public database.
+        case lookUpRecords([String])
         /// Make the journal batch durable, then report and publish.
         case persist(ReplicaEffects<Model>)
         /// Queue the journal batch and report at once; the next
@@ -138,6 +154,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         /// and what the batch's answers left to do.
         case lookup(Replica<Model>.SentChange, rest: [Replica<Model>.SentChange], after: AnswerOutcome)
         case page
+        /// A page of a query of the public database.
+        case query
+        /// A lookup of names a scan did not see, and the names left after them.
+        case confirmation([String], rest: [String])
         case backoff
     }
 
@@ -171,6 +191,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         var seen: Set<String>?
         /// The failure whose backoff the run waits out.
         var lastFailure: CloudError?
+        /// Nobody is signed in to the public database: the pass only reads.
+        var anonymous = false
+        /// The query fetch under way, where the public database has no feed.
+        var publicFetch: PublicFetch?
     }
 
     let zoneID: ZoneID
@@ -178,7 +202,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// The records and pending changes, and every decision about them.
     var replica: Replica<Model>
     /// The run under way, if any.
-    private(set) var run: Run?
+    var run: Run?
     /// Another run was asked for while one was under way.
     private(set) var rerunRequested = false
     /// Callers of `sync` with an attempt limit that wait for the run under
@@ -191,6 +215,19 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// while the credentials stay the same; forgotten when a request
     /// suggests the account may have changed or cannot be reached.
     private(set) var lastCheck: AccountCheck?
+    /// The public database answered `changes/zone` with a refusal: it has
+    /// no change feed (for anybody, or for a reader without a user), so
+    /// fetches query it instead. Remembered for the engine's life; a new
+    /// engine asks again.
+    var publicFeedRefused = false
+    var publicFeedRefusedAnonymously = false
+    /// A scan of the public database's record names is due (the engine's
+    /// timer says so): the next query fetch looks for deletions.
+    var publicScanDue = false
+    /// This engine saved its query subscription in the public database for
+    /// the signed-in user: once per engine, since a server may learn query
+    /// subscriptions, or lose them, between launches.
+    private(set) var publicSubscribed = false
 
     init(replica: Replica<Model>, settings: Settings) {
         self.replica = replica
@@ -298,6 +335,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
             }
         case (.page, .fetched(let result, let prepared)):
             return pageArrived(result, prepared)
+        case (.query, .queried(let result, let prepared)):
+            return queried(result, prepared)
+        case (.confirmation(let names, let rest), .recordsLookedUp(let result, let prepared)):
+            return lookedUp(names, result, prepared, rest: rest)
         case (.backoff, .woke):
             return beginPass()
         default:
@@ -314,6 +355,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         if rerunRequested { fetchRequested = false }
         rerunRequested = false
         run?.madeProgress = false
+        run?.anonymous = false
         run?.phase = .sendingFirst
         return awaitAccount(.startOfPass)
     }
@@ -332,7 +374,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// A failure of the pass: a transient one is tried again after a wait
     /// until the attempts run out; any other ends the run.
-    private mutating func failed(_ error: CloudError, reportingStatus: Bool = true) -> [Action] {
+    mutating func failed(_ error: CloudError, reportingStatus: Bool = true) -> [Action] {
         // The account may have changed or cannot be reached: the next pass asks the server.
         let status = AccountStatus(after: error)
         if error.code == .accountChanged || error.isTransient || status.isAccountProblem { lastCheck = nil }
@@ -380,6 +422,11 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     {
         let user: UserIdentity
         switch result {
+        case .failure(let error) where settings.isPublic && error.code == .authenticationRequired:
+            // Anyone may read the public database: the pass fetches, and what is queued waits for a user.
+            lastCheck = nil
+            run?.anonymous = true
+            return [.status(.noAccount)] + (run?.fetches == true ? startFetch() : sendStep())
         case .failure(let error):
             return [.status(AccountStatus(after: error))] + failed(error, reportingStatus: false)
         case .success(let found):
@@ -389,6 +436,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         var actions: [Action] = [.status(.available)]
         if let owner = replica.meta.user {
             guard owner == user.userRecordName else {
+                publicSubscribed = false
                 actions.append(.persist(replica.switchAccount(to: user.userRecordName)))
                 return actions + beginPass()
             }
@@ -407,18 +455,29 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// Creates the engine's zone and its subscription the first time.
     private mutating func ensureZone(then resume: Resume) -> [Action] {
-        guard replica.meta.zoneReady || settings.isSharedZone else {
+        guard (settings.isPublic ? publicSubscribed : replica.meta.zoneReady) || settings.isSharedZone else {
             run?.awaiting = .zone(resume)
-            let subscription = Subscription(subscriptionID: "cumulus.\(zoneID.zoneName)", zoneID: zoneID)
+            let subscription =
+                settings.isPublic
+                ? Subscription(subscriptionID: subscriptionID, query: RecordQuery(recordType: Model.cloudRecordType))
+                : Subscription(subscriptionID: subscriptionID, zoneID: zoneID)
             return [.createZone(zoneID, subscription)]
         }
         return resumed(resume)
+    }
+
+    /// The engine's subscription: of its zone, or in the public database
+    /// (which has no zone subscriptions, and whose default zone engines of
+    /// several types share), a query subscription of its type.
+    var subscriptionID: String {
+        settings.isPublic ? "cumulus.public.\(Model.cloudRecordType)" : "cumulus.\(zoneID.zoneName)"
     }
 
     private mutating func zoneCreated(_ result: Result<Void, CloudError>, then resume: Resume) -> [Action] {
         switch result {
         case .failure(let error): return failed(error)
         case .success:
+            if settings.isPublic { publicSubscribed = true }
             guard settings.marksZone else {
                 return [.persist(replica.updateMeta { $0.zoneReady = true })] + resumed(resume)
             }
@@ -456,6 +515,10 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// still the replica's, create it again and queue every local record to
     /// be sent again.
     private mutating func recreateZone(then resume: Resume) -> [Action] {
+        guard !settings.isPublic else {
+            return finish(
+                CloudError(.zoneNotFound, reason: "the public database answered that its default zone is missing"))
+        }
         guard !settings.isSharedZone else {
             // Removed, left, or the share stopped: the shared models leave this device.
             return [.settleJournal, .persist(replica.loseSharedZone()), .publish(.pendingChanges(0))] + endPass()
@@ -477,6 +540,12 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// Sends pending changes in batches until none is left that can be sent.
     private mutating func sendStep() -> [Action] {
         guard replica.hasChangesToSend else { return sendingDone() }
+        if run?.anonymous == true {
+            // Kept in the journal, never dropped: sent once a user signs in.
+            return finish(
+                CloudError(
+                    .authenticationRequired, reason: "nobody is signed in: local changes wait until a user signs in"))
+        }
         return nextBatch()
     }
 
@@ -551,6 +620,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// the fetch ends once all are durable.
     private mutating func startFetch() -> [Action] {
         run?.phase = .fetching
+        if usesPublicQueries { return startPublicQuery() }
         let token = replica.meta.syncToken
         run?.token = token
         run?.seen = token == nil && !replica.server.isEmpty ? [] : nil
@@ -580,6 +650,8 @@ struct SyncSession<Model: CloudCodable>: Sendable {
             return [.settleJournal] + fetchDone()
         case .success(let changes?):
             page = changes
+        case .failure(let error) where isFeedRefusal(error):
+            return [.settleJournal] + feedRefused(error)
         case .failure(let error) where error.code == .zoneNotFound:
             return [.settleJournal] + recreateZone(then: .afterFetch)
         case .failure(let error) where error.code == .changeTokenExpired && run?.seen == nil:
@@ -619,7 +691,7 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         return [.publish(.fullRefetch)] + requestPage()
     }
 
-    private mutating func fetchDone() -> [Action] {
+    mutating func fetchDone() -> [Action] {
         run?.coversRequest = false
         run?.phase = .sendingAfterFetch
         guard !replica.meta.fetched else { return sendStep() }

@@ -90,7 +90,7 @@ extension CloudRequest {
             case .modifyZones(let operations):
                 Self.writeZoneOperations(operations, to: &writer)
             case .modifySubscriptions(let operations):
-                Self.writeSubscriptionOperations(operations, to: &writer)
+                try Self.writeSubscriptionOperations(operations, to: &writer)
             case .lookupSubscriptions(let identifiers):
                 writer.appendRaw(#"{"subscriptions":["#)
                 for index in identifiers.indices {
@@ -220,37 +220,8 @@ extension CloudRequest {
 
     /// Writes `{"query":{…}` (the caller closes the body).
     private static func writeQuery(_ query: RecordQuery, to writer: inout JSONWriter) throws {
-        writer.appendRaw(#"{"query":{"recordType":"#)
-        writer.appendString(query.recordType)
-        if !query.filters.isEmpty {
-            writer.appendRaw(#","filterBy":["#)
-            for index in query.filters.indices {
-                let filter = query.filters[index]
-                writer.appendRaw(index > 0 ? #",{"comparator":"# : #"{"comparator":"#)
-                writer.appendString(filter.comparator.rawValue)
-                writer.appendRaw(#","fieldName":"#)
-                writer.appendString(filter.fieldName)
-                writer.appendRaw(#","fieldValue":"#)
-                do {
-                    try writer.appendFieldValue(filter.fieldValue)
-                } catch {
-                    throw CloudError(
-                        .badRequest, reason: "the filter on '\(filter.fieldName)' cannot be written: \(error)")
-                }
-                writer.append(byte: UInt8(ascii: "}"))
-            }
-            writer.append(byte: UInt8(ascii: "]"))
-        }
-        if !query.sort.isEmpty {
-            writer.appendRaw(#","sortBy":["#)
-            for index in query.sort.indices {
-                writer.appendRaw(index > 0 ? #",{"fieldName":"# : #"{"fieldName":"#)
-                writer.appendString(query.sort[index].fieldName)
-                writer.appendRaw(query.sort[index].ascending ? #","ascending":true}"# : #","ascending":false}"#)
-            }
-            writer.append(byte: UInt8(ascii: "]"))
-        }
-        writer.append(byte: UInt8(ascii: "}"))
+        writer.appendRaw(#"{"query":"#)
+        try writer.appendQuery(query)
     }
 
     private static func writeZoneChanges(_ zones: [ZoneChangesRequest], to writer: inout JSONWriter) {
@@ -303,14 +274,14 @@ extension CloudRequest {
 
     private static func writeSubscriptionOperations(
         _ operations: [SubscriptionOperation], to writer: inout JSONWriter
-    ) {
+    ) throws {
         writer.appendRaw(#"{"operations":["#)
         for index in operations.indices {
             if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
             switch operations[index] {
             case .save(let subscription):
                 writer.appendRaw(#"{"operationType":"create","subscription":"#)
-                writer.appendSubscription(subscription)
+                try writer.appendSubscription(subscription)
             case .delete(let identifier):
                 writer.appendRaw(#"{"operationType":"delete","subscription":{"subscriptionID":"#)
                 writer.appendString(identifier)
@@ -323,12 +294,40 @@ extension CloudRequest {
 }
 
 extension JSONWriter {
-    /// Appends `{"subscriptionID":…,"subscriptionType":"zone","zoneID":…}`.
-    package mutating func appendSubscription(_ subscription: Subscription) {
+    /// Appends `{"subscriptionID":…,"subscriptionType":"zone","zoneID":…}`, or
+    /// for a query subscription
+    /// `{"subscriptionID":…,"subscriptionType":"query","query":{…},"firesOn":[…],"zoneID":…}`.
+    package mutating func appendSubscription(_ subscription: Subscription) throws {
         appendRaw(#"{"subscriptionID":"#)
         appendString(subscription.subscriptionID)
-        appendRaw(#","subscriptionType":"zone","zoneID":"#)
+        switch subscription.kind {
+        case .zone:
+            appendRaw(#","subscriptionType":"zone""#)
+        case .query(let query, let firesOn):
+            appendRaw(#","subscriptionType":"query","query":"#)
+            try appendQuery(query)
+            appendRaw(#","firesOn":"#)
+            appendStrings(QueryNotification.Reason.allCases.filter(firesOn.contains).map(\.firingName))
+        }
+        appendRaw(#","zoneID":"#)
         appendZoneID(subscription.zoneID)
         append(byte: UInt8(ascii: "}"))
+    }
+}
+
+extension QueryNotification.Reason {
+    /// The reason's name in a subscription's `firesOn`: `create`, `update` or `delete`.
+    package var firingName: String {
+        switch self {
+        case .created: "create"
+        case .updated: "update"
+        case .deleted: "delete"
+        }
+    }
+
+    /// The reason a `firesOn` name stands for.
+    package init?(firingName: String) {
+        guard let reason = Self.allCases.first(where: { $0.firingName == firingName }) else { return nil }
+        self = reason
     }
 }

@@ -311,7 +311,10 @@ extension WireSubscription {
             case "subscriptionID": identifier = try reader.readString("subscriptionID, a string")
             case "subscriptionType": result.type = try reader.readOptionalString("subscriptionType, a string")
             case "deleted": result.deleted = try reader.readBool()
-            default: if try !result.errorMembers.read(key, &reader) { try reader.skipValue() }
+            default:
+                if try !result.readQueryMember(key, &reader), try !result.errorMembers.read(key, &reader) {
+                    try reader.skipValue()
+                }
             }
         }
         // The zone is an error member too (a zone error names it).

@@ -39,11 +39,17 @@ extension NotificationBatch {
         var type: String?
         var zoneID: ZoneID?
         var subscriptionID: String?
+        var recordName: String?
+        var reason: (name: String, offset: Int)?
         try reader.readObject(what) { reader, key in
             switch key {
             case "type": type = try reader.readString("type, a string")
             case "zoneID": zoneID = try reader.skipNull() ? nil : reader.readZoneID()
             case "subscriptionID": subscriptionID = try reader.readOptionalString("subscriptionID, a string")
+            case "recordName": recordName = try reader.readString("recordName, a string")
+            case "reason":
+                let offset = reader.position
+                reason = (try reader.readString("reason, a string"), offset)
             default: try reader.skipValue()
             }
         }
@@ -51,6 +57,18 @@ extension NotificationBatch {
         case "zone":
             guard let zoneID else { throw reader.missing("zoneID", in: what, at: start) }
             return .zoneChanged(zoneID, subscriptionID: subscriptionID)
+        case "query":
+            guard let subscriptionID else { throw reader.missing("subscriptionID", in: what, at: start) }
+            guard let zoneID else { throw reader.missing("zoneID", in: what, at: start) }
+            guard let recordName else { throw reader.missing("recordName", in: what, at: start) }
+            guard let reason else { throw reader.missing("reason", in: what, at: start) }
+            guard let known = QueryNotification.Reason(rawValue: reason.name) else {
+                throw reader.error(
+                    "\(what): reason '\(reason.name)' is not created, updated or deleted", at: reason.offset)
+            }
+            return .queryChanged(
+                QueryNotification(subscriptionID: subscriptionID, recordName: recordName, zoneID: zoneID, reason: known)
+            )
         case "database": return .databaseChanged
         case "account": return .accountChanged
         case nil: throw reader.missing("type", in: what, at: start)

@@ -8,6 +8,8 @@ struct ModifyOutcome: Sendable {
     var changedZone: String?
     /// The database's subscriptions, for the notifications.
     var subscriptions: [StoredSubscription] = []
+    /// The query subscriptions' notifications of the write.
+    var queryNotifications: [StoredQueryNotification] = []
     /// Field types the schema did not have.
     var newFieldTypes: [StoredFieldType] = []
     /// The database that owns the zone (the owner's, for a write through the shared database).
@@ -39,6 +41,9 @@ struct RecordModification: Sendable {
     var now: Date
     /// The base of share URLs, if any.
     var publicURL: String?
+    /// Query notifications logged before this (milliseconds since 1970)
+    /// are deleted when the write logs its own.
+    var queryNotificationCutoff: Int64
 
     enum Change: Sendable {
         case save(Record, desiredKeys: [String]?)
@@ -135,6 +140,15 @@ struct RecordModification: Sendable {
             return ModifyOutcome(results: results)
         }
         try await applier.commit(in: &database, at: RecordService.milliseconds(now))
+        let subscriptions = try await transaction.subscriptions(inDatabase: database.id, user: nil)
+        let queryNotifications = QuerySubscriptions.notifications(
+            of: applier.pending.values.map { (applier.rows[ExactName($0.name)], $0) }, zoneName: zoneName,
+            key: access.key, subscriptions: subscriptions, serial: database.serial,
+            logged: RecordService.milliseconds(now))
+        if !queryNotifications.isEmpty {
+            try await transaction.deleteQueryNotifications(loggedBefore: queryNotificationCutoff)
+            try await transaction.logQueryNotifications(queryNotifications, inDatabase: database.id)
+        }
         let types = newFieldTypes.values.flatMap(\.values).sorted {
             (ExactName($0.recordType), ExactName($0.fieldName)) < (ExactName($1.recordType), ExactName($1.fieldName))
         }
@@ -143,9 +157,9 @@ struct RecordModification: Sendable {
         try await checkStoredTypes(of: types, transaction)
         let sharedDatabases = try await sharing.logParticipants(applier.pending.values, transaction)
         return ModifyOutcome(
-            results: results, changedZone: zoneName,
-            subscriptions: try await transaction.subscriptions(inDatabase: database.id, user: nil),
-            newFieldTypes: types, key: access.key, sharedDatabases: sharedDatabases)
+            results: results, changedZone: zoneName, subscriptions: subscriptions,
+            queryNotifications: queryNotifications, newFieldTypes: types, key: access.key,
+            sharedDatabases: sharedDatabases)
     }
 
     /// Throws ``SchemaConflict`` when a field this request typed first has

@@ -20,12 +20,14 @@ extension RecordService {
         let token = Self.randomToken()
         let now = Self.milliseconds(now())
         let idle = Self.milliseconds(channelIdleLimit)
+        let cutoff = queryNotificationCutoff()
         let channel = StoredChannel(
             tokenHash: Self.tokenHash(token), key: context.key, user: context.subscriber, start: 0, lastUsed: now)
         try await storage.write { transaction in
             var made = channel
             made.start = try await transaction.database(channel.key)?.serial ?? 0
             try await transaction.deleteChannels(unusedSince: Self.elapsed(from: idle, to: now))
+            try await transaction.deleteQueryNotifications(loggedBefore: cutoff)
             try await transaction.createChannel(made)
         }
         return token
@@ -65,11 +67,12 @@ extension RecordService {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while !Task.isCancelled {
             let generation = waiters.generation(of: channel.key)
-            let (entries, subscriptions) = try await changedZones(of: channel, after: start)
+            let (entries, subscriptions, queryNotifications) = try await changedZones(of: channel, after: start)
             if let last = entries.last {
                 start = last.serial
                 let notice = ChangeNotice(
-                    key: channel.key, changedZones: entries.map(\.zoneName), subscriptions: subscriptions)
+                    key: channel.key, changedZones: entries.map(\.zoneName), subscriptions: subscriptions,
+                    queryNotifications: queryNotifications)
                 let notifications = notice.notifications(for: channel.user)
                 if !notifications.isEmpty {
                     try await touchIfStale(channel, since: now)
@@ -120,17 +123,23 @@ extension RecordService {
         waiters.close()
     }
 
-    /// The zone history after `serial`, a page of it, and the user's
-    /// subscriptions when there is any.
+    /// The zone history after `serial`, a page of it, and when there is
+    /// any, the user's subscriptions and query notifications up to the
+    /// page's end. Every write that logs a query notification logs its zone
+    /// with the same serial or a later one, so the page's end bounds them.
     private func changedZones(of channel: StoredChannel, after serial: Int64) async throws
-        -> ([ZoneLogEntry], [StoredSubscription])
+        -> ([ZoneLogEntry], [StoredSubscription], [StoredQueryNotification])
     {
         try await storage.read { transaction in
-            guard let database = try await transaction.database(channel.key) else { return ([], []) }
+            guard let database = try await transaction.database(channel.key) else { return ([], [], []) }
             let entries = try await transaction.zoneLog(
                 inDatabase: database.id, after: serial, limit: ServerLimits.resultsPerResponse)
-            guard !entries.isEmpty else { return ([], []) }
-            return (entries, try await transaction.subscriptions(inDatabase: database.id, user: channel.user))
+            guard let last = entries.last else { return ([], [], []) }
+            return (
+                entries, try await transaction.subscriptions(inDatabase: database.id, user: channel.user),
+                try await transaction.queryNotifications(
+                    inDatabase: database.id, user: channel.user, after: serial, through: last.serial)
+            )
         }
     }
 

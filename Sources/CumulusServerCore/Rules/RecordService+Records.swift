@@ -36,7 +36,8 @@ extension RecordService {
         }
         let modification = RecordModification(
             operations: operations, requestZoneID: zoneID, atomic: atomic, context: context,
-            recordSizeLimit: recordSizeLimit, schema: schema, now: now(), publicURL: publicURL)
+            recordSizeLimit: recordSizeLimit, schema: schema, now: now(), publicURL: publicURL,
+            queryNotificationCutoff: queryNotificationCutoff())
         var outcome: ModifyOutcome
         do {
             outcome = try await storage.write { transaction in try await modification.run(transaction) }
@@ -56,7 +57,9 @@ extension RecordService {
         }
         if !outcome.newFieldTypes.isEmpty { learn(outcome.newFieldTypes, in: schemaKey) }
         if let zone = outcome.changedZone {
-            notify(outcome.key ?? context.key, changedZones: [zone], subscriptions: outcome.subscriptions)
+            notify(
+                outcome.key ?? context.key, changedZones: [zone], subscriptions: outcome.subscriptions,
+                queryNotifications: outcome.queryNotifications)
             for key in outcome.sharedDatabases { notify(key, changedZones: [zone], subscriptions: []) }
         }
         return outcome.results

@@ -2,6 +2,11 @@ import Cumulus
 
 extension RecordService {
     /// `subscriptions/modify`: subscriptions belong to the user, not the device.
+    ///
+    /// A query subscription keeps its query's record type and filters (its
+    /// sort means nothing to a notification). One that can never fire, or
+    /// in the shared database (whose zones' records belong to their owners'
+    /// subscriptions), is a `BAD_REQUEST` entry.
     func modifySubscriptions(_ operations: [SubscriptionOperation], context: RequestContext) async throws
         -> [SubscriptionResult]
     {
@@ -35,13 +40,21 @@ extension RecordService {
                         results.append(.failure(CloudError(.badRequest, reason: "the subscription has no identifier")))
                         continue
                     }
+                    if let refusal = Self.queryRefusal(of: subscription, in: key.scope) {
+                        results.append(.failure(refusal))
+                        continue
+                    }
                     guard let name = context.ownZoneName(subscription.zoneID), zoneNames.contains(ExactName(name))
                     else {
                         results.append(.failure(ServerLimits.zoneNotFound(subscription.zoneID, recordName: nil)))
                         continue
                     }
-                    let stored = Subscription(
+                    var stored = Subscription(
                         subscriptionID: subscription.subscriptionID, zoneID: ZoneID(zoneName: name))
+                    if case .query(let query, let firesOn) = subscription.kind {
+                        stored.kind = .query(
+                            RecordQuery(recordType: query.recordType, filters: query.filters), firesOn: firesOn)
+                    }
                     try await transaction.saveSubscription(
                         StoredSubscription(user: user, subscription: stored), inDatabase: database.id)
                     results.append(.subscription(stored))
@@ -80,6 +93,29 @@ extension RecordService {
             guard let database = try await transaction.database(key) else { return [] }
             return try await transaction.subscriptions(inDatabase: database.id, user: user).map(\.subscription)
         }
+    }
+
+    /// Why a query subscription is refused (`BAD_REQUEST`): it can never
+    /// fire, or the database does not take it; `nil` to accept it.
+    private static func queryRefusal(of subscription: Subscription, in scope: DatabaseScope) -> CloudError? {
+        guard case .query(let query, let firesOn) = subscription.kind else { return nil }
+        let identifier = subscription.subscriptionID
+        guard scope != .shared else {
+            return CloudError(
+                .badRequest,
+                reason: "subscription '\(identifier)': query subscriptions are not available in the shared database")
+        }
+        guard !firesOn.isEmpty else {
+            return CloudError(.badRequest, reason: "subscription '\(identifier)' fires on nothing: firesOn is empty")
+        }
+        do {
+            try QueryEvaluation.validate(query)
+        } catch let error as CloudError {
+            return CloudError(.badRequest, reason: "subscription '\(identifier)': \(error.reason)")
+        } catch {
+            return CloudError(.badRequest, reason: "subscription '\(identifier)': \(error)")
+        }
+        return nil
     }
 
     private static func notFound(subscription identifier: String) -> CloudError {

@@ -203,10 +203,23 @@ public final class RecordService: Sendable {
     }
 
     /// Hands the notice of a committed write that changed zones to the host.
-    func notify(_ key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription]) {
+    func notify(
+        _ key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription],
+        queryNotifications: [StoredQueryNotification] = []
+    ) {
         guard !changedZones.isEmpty else { return }
         waiters.wake(key)
-        publish(ChangeNotice(key: key, changedZones: changedZones, subscriptions: subscriptions))
+        publish(
+            ChangeNotice(
+                key: key, changedZones: changedZones, subscriptions: subscriptions,
+                queryNotifications: queryNotifications))
+    }
+
+    /// Query notifications logged before this are deleted: a live
+    /// channel's cursor is never older than its idle limit, and twice that
+    /// leaves a margin for clocks that differ between servers.
+    func queryNotificationCutoff() -> Int64 {
+        Self.elapsed(from: Self.milliseconds(channelIdleLimit) &* 2, to: Self.milliseconds(now()))
     }
 
     // MARK: Admin controls
@@ -277,16 +290,23 @@ public struct ChangeNotice: Sendable {
     public var changedZones: [String]
     /// Every subscription of the database, of all its users.
     public var subscriptions: [StoredSubscription]
+    /// What the write's changes fired of the database's query subscriptions, in order.
+    public var queryNotifications: [StoredQueryNotification]
 
     /// Creates a notice.
-    public init(key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription]) {
+    public init(
+        key: DatabaseKey, changedZones: [String], subscriptions: [StoredSubscription],
+        queryNotifications: [StoredQueryNotification] = []
+    ) {
         self.key = key
         self.changedZones = changedZones
         self.subscriptions = subscriptions
+        self.queryNotifications = queryNotifications
     }
 
     /// What a listener signed in as `user` hears: `.zoneChanged` for each of
-    /// the user's subscriptions on a changed zone, then `.databaseChanged`
+    /// the user's zone subscriptions on a changed zone, `.queryChanged` for
+    /// each of the user's query notifications, then `.databaseChanged`
     /// (not in the public database, which has no database changes to fetch).
     /// The shared database's zones have owners that zone names alone do not
     /// tell apart: there, only `.databaseChanged`.
@@ -296,10 +316,14 @@ public struct ChangeNotice: Sendable {
             .sorted { ExactName($0.subscriptionID) < ExactName($1.subscriptionID) }
         var notifications: [CloudNotification] = []
         for zoneName in changedZones {
-            for subscription in watched where subscription.zoneID.zoneName.isExactly(zoneName) {
+            for subscription in watched
+            where subscription.kind == .zone && subscription.zoneID.zoneName.isExactly(zoneName) {
                 notifications.append(
                     .zoneChanged(ZoneID(zoneName: zoneName), subscriptionID: subscription.subscriptionID))
             }
+        }
+        for stored in queryNotifications where stored.user.isExactly(user) {
+            notifications.append(.queryChanged(stored.notification))
         }
         if key.scope != .public { notifications.append(.databaseChanged) }
         return notifications
@@ -356,7 +380,7 @@ extension CloudRequest {
     /// reader of the public database may send.
     var isPublicRead: Bool {
         switch self {
-        case .lookupRecords, .queryRecords, .listZones, .lookupZones: true
+        case .lookupRecords, .queryRecords, .listZones, .lookupZones, .fetchZoneChanges, .fetchRecordChanges: true
         default: false
         }
     }

@@ -282,6 +282,28 @@ public struct StoredSubscription: Sendable, Hashable {
     }
 }
 
+/// A query subscription's notification, kept for the polls of its user's
+/// channels: a poll answers those of the writes after its cursor.
+public struct StoredQueryNotification: Sendable, Hashable {
+    /// The subscription's owner; empty for a server-to-server key.
+    public var user: String
+    /// The database serial of the write that made it.
+    public var serial: Int64
+    /// When the write was made, in milliseconds since 1970: old ones,
+    /// which no live channel can still ask for, are deleted.
+    public var logged: Int64
+    /// The notification, its zone without owner.
+    public var notification: QueryNotification
+
+    /// Creates a row.
+    public init(user: String, serial: Int64, logged: Int64, notification: QueryNotification) {
+        self.user = user
+        self.serial = serial
+        self.logged = logged
+        self.notification = notification
+    }
+}
+
 /// The type of a field of a record type, as first written.
 public struct StoredFieldType: Sendable, Hashable {
     /// The record type.
@@ -392,6 +414,17 @@ public protocol StorageTransaction: AssetTransaction {
     func saveSubscription(_ subscription: StoredSubscription, inDatabase database: Int64) async throws
     /// Deletes a subscription; `false` when there was none.
     func deleteSubscription(_ subscriptionID: String, user: String, inDatabase database: Int64) async throws -> Bool
+
+    // MARK: Query notifications
+
+    /// Keeps notifications of a write, in order.
+    func logQueryNotifications(_ notifications: [StoredQueryNotification], inDatabase database: Int64) async throws
+    /// A user's notifications of the writes with a serial above `serial` and
+    /// at most `last`, oldest write first, each write's in the order logged.
+    func queryNotifications(inDatabase database: Int64, user: String, after serial: Int64, through last: Int64)
+        async throws -> [StoredQueryNotification]
+    /// Deletes the notifications logged before `logged` (milliseconds since 1970), of every database.
+    func deleteQueryNotifications(loggedBefore logged: Int64) async throws
 
     // MARK: Accounts
 

@@ -307,95 +307,12 @@ extension CloudRequest {
             query, zoneID: zoneID, resultsLimit: resultsLimit, continuationMarker: marker, desiredKeys: desiredKeys)
     }
 
-    /// A filter as read, its value read once the query's record type is known.
-    private struct PendingFilter {
-        var comparator: QueryComparator
-        var fieldName: String
-        var valueOffset: Int
-    }
-
-    private static func readRecordQuery(_ reader: inout WireBodyReader) throws -> RecordQuery {
-        let start = reader.position
-        var recordType: String?
-        var pending: [PendingFilter] = []
-        var sort: [QuerySort] = []
-        try reader.readObject("'query'") { reader, key in
-            switch key {
-            case "recordType": recordType = try reader.readString("recordType, a string")
-            case "filterBy":
-                if try reader.skipNull() { return }
-                try reader.readArray("'filterBy'") { reader in pending.append(try readFilter(&reader, pending.count)) }
-            case "sortBy":
-                if try reader.skipNull() { return }
-                try reader.readArray("'sortBy'") { reader in
-                    let at = reader.position
-                    var name: String?
-                    var ascending = true
-                    try reader.readObject("sort \(sort.count)") { reader, key in
-                        switch key {
-                        case "fieldName": name = try reader.readString("fieldName, a string")
-                        case "ascending": ascending = try reader.skipNull() ? true : reader.readBool()
-                        default: try reader.skipValue()
-                        }
-                    }
-                    guard let name else { throw reader.missing("fieldName", in: "sort \(sort.count)", at: at) }
-                    sort.append(QuerySort(name, ascending: ascending))
-                }
-            default: try reader.skipValue()
-            }
+    /// A query's `{"recordType":…,"filterBy":…,"sortBy":…}`, an untyped
+    /// filter value typed by the schema as its comparator takes it.
+    static func readRecordQuery(_ reader: inout WireBodyReader) throws -> RecordQuery {
+        try reader.readRecordQuery(adjustingFilterType: QueryEvaluation.valueType) { value in
+            isWritable(value) ? nil : "has a timestamp out of the range of dates"
         }
-        guard let recordType else { throw reader.missing("recordType", in: "'query'", at: start) }
-        let end = reader.position
-        var filters: [QueryFilter] = []
-        for filter in pending {
-            reader.seek(to: filter.valueOffset)
-            let comparator = filter.comparator
-            guard
-                let value = try reader.readFieldValue(
-                    recordType: recordType, fieldName: filter.fieldName,
-                    adjustingKnownType: { QueryEvaluation.valueType(of: comparator, forField: $0) })
-            else {
-                throw reader.error("the filter on '\(filter.fieldName)' has a null value", at: filter.valueOffset)
-            }
-            guard isWritable(value) else {
-                throw reader.error(
-                    "the filter on '\(filter.fieldName)' has a timestamp out of the range of dates",
-                    at: filter.valueOffset)
-            }
-            filters.append(QueryFilter(filter.fieldName, filter.comparator, value))
-        }
-        reader.seek(to: end)
-        return RecordQuery(recordType: recordType, filters: filters, sort: sort)
-    }
-
-    private static func readFilter(_ reader: inout WireBodyReader, _ index: Int) throws -> PendingFilter {
-        let what = "filter \(index)"
-        let start = reader.position
-        var comparator: QueryComparator?
-        var fieldName: String?
-        var valueOffset: Int?
-        try reader.readObject(what) { reader, key in
-            switch key {
-            case "comparator":
-                let at = reader.position
-                let name = try reader.readString("comparator, a string")
-                guard let known = QueryComparator(rawValue: name) else {
-                    let supported = QueryComparator.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw reader.error("\(what): unknown comparator '\(name)' (supported: \(supported))", at: at)
-                }
-                comparator = known
-            case "fieldName": fieldName = try reader.readString("fieldName, a string")
-            case "fieldValue":
-                _ = try reader.peek()
-                valueOffset = reader.position
-                try reader.skipValue()
-            default: try reader.skipValue()
-            }
-        }
-        guard let comparator else { throw reader.missing("comparator", in: what, at: start) }
-        guard let fieldName else { throw reader.missing("fieldName", in: what, at: start) }
-        guard let valueOffset else { throw reader.missing("fieldValue", in: what, at: start) }
-        return PendingFilter(comparator: comparator, fieldName: fieldName, valueOffset: valueOffset)
     }
 
     // MARK: - Sharing and users
@@ -597,7 +514,7 @@ extension CloudRequest {
         guard let subscription else { throw reader.missing("subscription", in: what, at: start) }
         switch type {
         case "create", "update":
-            return .save(try subscription.subscription(&reader, what))
+            return .save(try subscription.subscription(&reader, what, readQuery: readRecordQuery))
         case "delete":
             return .delete(subscription.identifier)
         default:

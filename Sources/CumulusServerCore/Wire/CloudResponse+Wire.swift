@@ -60,7 +60,7 @@ extension CloudResponse {
                 writer.appendRaw(#"{"subscriptions":["#)
                 for index in subscriptions.indices {
                     if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
-                    writer.appendSubscription(subscriptions[index])
+                    try writer.appendSubscription(subscriptions[index])
                 }
                 writer.appendRaw("]}")
             case .subscriptionResults(let results):
@@ -220,7 +220,7 @@ extension CloudResponse {
             if index > 0 { writer.append(byte: UInt8(ascii: ",")) }
             switch results[index] {
             case .subscription(let subscription):
-                writer.appendSubscription(subscription)
+                try writer.appendSubscription(subscription)
             case .deleted(let identifier):
                 writer.appendRaw(#"{"subscriptionID":"#)
                 writer.appendString(identifier)

@@ -21,8 +21,9 @@ import Foundation
 /// Every request (each protocol method but ``notifications()``) first waits
 /// the injected latency on the server's clock, then meets the next injected
 /// fault if any, then needs a signed-in user (`AUTHENTICATION_REQUIRED`
-/// otherwise); only then does the server carry it out. Sending or reading
-/// an asset's bytes needs no account: its URL is the credential.
+/// otherwise; signed out, a handle of the public database reads it as the
+/// API token alone does); only then does the server carry it out. Sending
+/// or reading an asset's bytes needs no account: its URL is the credential.
 public final class InMemoryCloudDatabase: CloudDatabase {
     /// The server the handle talks to.
     public let server: InMemoryCloudServer
@@ -110,10 +111,12 @@ public final class InMemoryCloudDatabase: CloudDatabase {
             throw CloudError(
                 .accountChanged, reason: "the device's account changed after it was checked; nothing was sent")
         }
-        guard let user = account.account else {
+        let scope = request.operation.fixedScope ?? scope
+        // Signed out, a device reads the public database as the API token alone does.
+        let user = account.account
+        guard user != nil || scope == .public else {
             throw CloudError(.authenticationRequired, reason: "no user is signed in")
         }
-        let scope = request.operation.fixedScope ?? scope
         guard let fault else { return try await server.perform(request, as: user, scope: scope) }
         _ = try? await server.perform(request, as: user, scope: scope)
         throw fault.error
@@ -190,7 +193,8 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     /// for a token of an earlier incarnation of the zone (deleted and
     /// created again, or expired with ``InMemoryCloudServer/expireChangeTokens(in:ownedBy:)``),
     /// and `BAD_REQUEST` for a token that is not a zone token or a
-    /// `resultsLimit` below 1. The public database throws `BAD_REQUEST`.
+    /// `resultsLimit` below 1. In the public database (a Cumulus addition)
+    /// the default zone has the same feed, readable signed out too.
     public func fetchZoneChanges(_ requests: [ZoneChangesRequest]) async throws -> [Result<ZoneChanges, CloudError>] {
         guard case .zoneChanges(let results) = try await perform(.fetchZoneChanges, .fetchZoneChanges(requests)) else {
             throw Self.unexpected()

@@ -224,13 +224,16 @@ public actor InMemoryCloudServer {
 
     // MARK: Requests
 
-    /// Carries out a request as `user` through the rules, in `scope`.
-    nonisolated func perform(_ request: CloudRequest, as user: String, scope: DatabaseScope) async throws
+    /// Carries out a request as `user` through the rules, in `scope`; with
+    /// no user, as an anonymous reader (the API token alone).
+    nonisolated func perform(_ request: CloudRequest, as user: String?, scope: DatabaseScope) async throws
         -> CloudResponse
     {
         try await service.perform(
             request,
-            as: Caller(container: Self.container, environment: Self.environment, scope: scope, user: user))
+            as: Caller(
+                container: Self.container, environment: Self.environment, scope: scope, user: user,
+                anonymous: user == nil))
     }
 
     /// Runs an admin control whose storage cannot fail: memory does not.

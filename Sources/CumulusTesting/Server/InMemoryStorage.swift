@@ -108,6 +108,8 @@ struct MemoryState: Sendable {
     /// Each container's users' email addresses and whether they may be found.
     var userEmails: [ExactName: [ExactName: (emailAddress: String?, discoverable: Bool)]] = [:]
     var subscriptions: [Int64: [SubscriptionKey: StoredSubscription]] = [:]
+    /// Each database's query notifications, in the order logged.
+    var queryNotifications: [Int64: [StoredQueryNotification]] = [:]
     var containers: [ExactName: String] = [:]
     /// Each container's users: name → (record name, token hash).
     var users: [ExactName: [ExactName: (recordName: String, tokenHash: String)]] = [:]
@@ -421,6 +423,37 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
             return { $0.subscriptions[database, default: [:]][key] = old }
         }
         return deleted
+    }
+
+    // MARK: Query notifications
+
+    func logQueryNotifications(_ notifications: [StoredQueryNotification], inDatabase database: Int64) async throws {
+        guard !notifications.isEmpty else { return }
+        change { state in
+            let old = state.queryNotifications[database]
+            state.queryNotifications[database, default: []] += notifications
+            return { $0.queryNotifications[database] = old }
+        }
+    }
+
+    func queryNotifications(inDatabase database: Int64, user: String, after serial: Int64, through last: Int64)
+        async throws -> [StoredQueryNotification]
+    {
+        read { state in
+            (state.queryNotifications[database] ?? []).filter {
+                $0.serial > serial && $0.serial <= last && $0.user.isExactly(user)
+            }
+        }
+    }
+
+    func deleteQueryNotifications(loggedBefore logged: Int64) async throws {
+        change { state -> (@Sendable (inout MemoryState) -> Void)? in
+            let old = state.queryNotifications
+            let kept = old.mapValues { list in list.filter { $0.logged >= logged } }
+            guard kept != old else { return nil }
+            state.queryNotifications = kept
+            return { $0.queryNotifications = old }
+        }
     }
 
     // MARK: Accounts

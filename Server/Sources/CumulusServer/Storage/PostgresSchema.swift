@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 3
+    static let version = 4
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -48,6 +48,10 @@ enum PostgresSchema {
                 for statement in versionThree { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (3)")
             }
+            if current < 4 {
+                for statement in versionFour { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (4)")
+            }
             try await connection.run("COMMIT")
         } catch {
             do {
@@ -59,6 +63,22 @@ enum PostgresSchema {
             throw error
         }
     }
+
+    /// Query subscriptions: a subscription keeps its query and firing
+    /// reasons (both NULL for a zone subscription, as every existing row
+    /// is), and the notifications they fire are kept for the channels'
+    /// polls, by database and user in serial order.
+    private static let versionFour: [PostgresQuery] = [
+        "ALTER TABLE subscriptions ADD COLUMN query TEXT, ADD COLUMN fires_on TEXT",
+        """
+        CREATE TABLE query_notifications (id BIGSERIAL PRIMARY KEY,
+            database_id BIGINT NOT NULL REFERENCES databases, serial BIGINT NOT NULL, user_name TEXT NOT NULL,
+            subscription_id TEXT NOT NULL, zone_name TEXT NOT NULL, record_name TEXT NOT NULL, reason TEXT NOT NULL,
+            logged BIGINT NOT NULL)
+        """,
+        "CREATE INDEX query_notifications_by_user ON query_notifications (database_id, user_name, serial, id)",
+        "CREATE INDEX query_notifications_by_time ON query_notifications (logged)",
+    ]
 
     /// Sharing: records keep their parent and the share that covers them
     /// (with an index to walk a hierarchy), the zone log keys an entry by

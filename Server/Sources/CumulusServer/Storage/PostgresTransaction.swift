@@ -321,35 +321,37 @@ struct PostgresTransaction: StorageTransaction {
         if let user {
             rows = try await query(
                 """
-                SELECT user_name, id, zone_name FROM subscriptions WHERE database_id = \(database)
+                SELECT user_name, id, zone_name, query, fires_on FROM subscriptions WHERE database_id = \(database)
                     AND user_name = \(user) ORDER BY user_name COLLATE "C", id COLLATE "C"
                 """)
         } else {
             rows = try await query(
                 """
-                SELECT user_name, id, zone_name FROM subscriptions WHERE database_id = \(database)
+                SELECT user_name, id, zone_name, query, fires_on FROM subscriptions WHERE database_id = \(database)
                     ORDER BY user_name COLLATE "C", id COLLATE "C"
                 """)
         }
         return try rows.map { row in
             try read(row, table: "subscriptions") { columns in
-                StoredSubscription(
-                    user: try columns.value("user_name"),
-                    subscription: Subscription(
-                        subscriptionID: try columns.value("id"),
-                        zoneID: ZoneID(zoneName: try columns.value("zone_name"))
-                    ))
+                try StoredSubscription(
+                    user: try columns.value("user_name"), subscriptionID: try columns.value("id"),
+                    zoneName: try columns.value("zone_name"), query: try columns.optional("query"),
+                    firesOn: try columns.optional("fires_on"))
             }
         }
     }
 
     func saveSubscription(_ subscription: StoredSubscription, inDatabase database: Int64) async throws {
-        try await query(
+        let columns = try subscription.queryColumns()
+        let query = columns?.query
+        let firesOn = columns?.firesOn
+        try await self.query(
             """
-            INSERT INTO subscriptions (database_id, user_name, id, zone_name)
+            INSERT INTO subscriptions (database_id, user_name, id, zone_name, query, fires_on)
                 VALUES (\(database), \(subscription.user), \(subscription.subscription.subscriptionID),
-                \(subscription.subscription.zoneID.zoneName))
-                ON CONFLICT (database_id, user_name, id) DO UPDATE SET zone_name = excluded.zone_name
+                \(subscription.subscription.zoneID.zoneName), \(query), \(firesOn))
+                ON CONFLICT (database_id, user_name, id) DO UPDATE SET zone_name = excluded.zone_name,
+                query = excluded.query, fires_on = excluded.fires_on
             """)
     }
 
@@ -360,6 +362,50 @@ struct PostgresTransaction: StorageTransaction {
                 AND id = \(subscriptionID) RETURNING 1
             """
         ).isEmpty
+    }
+
+    // MARK: Query notifications
+
+    func logQueryNotifications(_ notifications: [StoredQueryNotification], inDatabase database: Int64) async throws {
+        for stored in notifications {
+            let notification = stored.notification
+            try await query(
+                """
+                INSERT INTO query_notifications (database_id, serial, user_name, subscription_id, zone_name,
+                    record_name, reason, logged) VALUES (\(database), \(stored.serial), \(stored.user),
+                    \(notification.subscriptionID), \(notification.zoneID.zoneName), \(notification.recordName),
+                    \(notification.reason.rawValue), \(stored.logged))
+                """)
+        }
+    }
+
+    func queryNotifications(inDatabase database: Int64, user: String, after serial: Int64, through last: Int64)
+        async throws -> [StoredQueryNotification]
+    {
+        let rows = try await query(
+            """
+            SELECT serial, logged, user_name, subscription_id, zone_name, record_name, reason
+                FROM query_notifications WHERE database_id = \(database) AND user_name = \(user)
+                AND serial > \(serial) AND serial <= \(last) ORDER BY serial, id
+            """)
+        return try rows.map { row in
+            try read(row, table: "query_notifications") { columns in
+                guard let reason = QueryNotification.Reason(rawValue: try columns.value("reason")) else {
+                    throw columns.impossible("reason", "is not created, updated or deleted")
+                }
+                return StoredQueryNotification(
+                    user: try columns.value("user_name"), serial: try columns.value("serial"),
+                    logged: try columns.value("logged"),
+                    notification: QueryNotification(
+                        subscriptionID: try columns.value("subscription_id"),
+                        recordName: try columns.value("record_name"),
+                        zoneID: ZoneID(zoneName: try columns.value("zone_name")), reason: reason))
+            }
+        }
+    }
+
+    func deleteQueryNotifications(loggedBefore logged: Int64) async throws {
+        try await query("DELETE FROM query_notifications WHERE logged < \(logged)")
     }
 
     // MARK: Accounts

@@ -90,7 +90,7 @@ public final class SQLiteStorage: ServerStorage {
 enum SQLiteSchema {
     /// The statements that bring a file from each version to the next: the
     /// first creates version 1.
-    static let migrations = [versionOne, versionTwo, versionThree, versionFour]
+    static let migrations = [versionOne, versionTwo, versionThree, versionFour, versionFive]
     /// The version this server writes.
     static var version: Int { migrations.count }
 
@@ -116,6 +116,23 @@ enum SQLiteSchema {
             throw error
         }
     }
+
+    /// Version five is for query subscriptions: a subscription keeps its
+    /// query and firing reasons (both NULL for a zone subscription, as
+    /// every existing row is), and the notifications they fire are kept
+    /// for the channels' polls, by database and user in serial order.
+    private static let versionFive = [
+        "ALTER TABLE subscriptions ADD COLUMN query TEXT",
+        "ALTER TABLE subscriptions ADD COLUMN fires_on TEXT",
+        """
+        CREATE TABLE query_notifications (id INTEGER PRIMARY KEY AUTOINCREMENT,
+            database_id INTEGER NOT NULL REFERENCES databases, serial INTEGER NOT NULL, user_name TEXT NOT NULL,
+            subscription_id TEXT NOT NULL, zone_name TEXT NOT NULL, record_name TEXT NOT NULL, reason TEXT NOT NULL,
+            logged INTEGER NOT NULL)
+        """,
+        "CREATE INDEX query_notifications_by_user ON query_notifications (database_id, user_name, serial, id)",
+        "CREATE INDEX query_notifications_by_time ON query_notifications (logged)",
+    ]
 
     /// Version four is for sharing: records keep their parent and the share
     /// that covers them (with an index to walk a hierarchy), the zone log

@@ -310,7 +310,8 @@ struct SQLiteTransaction: StorageTransaction {
 
     func subscriptions(inDatabase database: Int64, user: String?) async throws -> [StoredSubscription] {
         var sql =
-            "SELECT \(SQLiteColumns.exact(["user_name", "id", "zone_name"])) FROM subscriptions WHERE database_id = ?"
+            "SELECT \(SQLiteColumns.exact(["user_name", "id", "zone_name", "query", "fires_on"])) FROM subscriptions "
+            + "WHERE database_id = ?"
         var binds: [SQLiteData] = [.integer(Int(database))]
         if let user {
             sql += " AND user_name = ?"
@@ -318,21 +319,25 @@ struct SQLiteTransaction: StorageTransaction {
         }
         return try await query(sql + " ORDER BY user_name, id", binds).map { row in
             try read(row, table: "subscriptions") { columns in
-                StoredSubscription(
-                    user: try columns.text("user_name"),
-                    subscription: Subscription(
-                        subscriptionID: try columns.text("id"), zoneID: ZoneID(zoneName: try columns.text("zone_name")))
-                )
+                try StoredSubscription(
+                    user: try columns.text("user_name"), subscriptionID: try columns.text("id"),
+                    zoneName: try columns.text("zone_name"), query: try columns.optionalText("query"),
+                    firesOn: try columns.optionalText("fires_on"))
             }
         }
     }
 
     func saveSubscription(_ subscription: StoredSubscription, inDatabase database: Int64) async throws {
-        try await query(
-            "INSERT OR REPLACE INTO subscriptions (database_id, user_name, id, zone_name) VALUES (?, ?, ?, ?)",
+        let query = try subscription.queryColumns()
+        try await self.query(
+            """
+            INSERT OR REPLACE INTO subscriptions (database_id, user_name, id, zone_name, query, fires_on)
+                VALUES (?, ?, ?, ?, ?, ?)
+            """,
             [
                 .integer(Int(database)), .text(subscription.user), .text(subscription.subscription.subscriptionID),
-                .text(subscription.subscription.zoneID.zoneName),
+                .text(subscription.subscription.zoneID.zoneName), query.map { .text($0.query) } ?? .null,
+                query.map { .text($0.firesOn) } ?? .null,
             ])
     }
 
@@ -341,6 +346,54 @@ struct SQLiteTransaction: StorageTransaction {
             "DELETE FROM subscriptions WHERE database_id = ? AND user_name = ? AND id = ? RETURNING 1",
             [.integer(Int(database)), .text(user), .text(subscriptionID)])
         return !rows.isEmpty
+    }
+
+    // MARK: Query notifications
+
+    func logQueryNotifications(_ notifications: [StoredQueryNotification], inDatabase database: Int64) async throws {
+        for stored in notifications {
+            let notification = stored.notification
+            try await query(
+                """
+                INSERT INTO query_notifications (database_id, serial, user_name, subscription_id, zone_name,
+                    record_name, reason, logged) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .integer(Int(database)), .integer(Int(stored.serial)), .text(stored.user),
+                    .text(notification.subscriptionID), .text(notification.zoneID.zoneName),
+                    .text(notification.recordName), .text(notification.reason.rawValue), .integer(Int(stored.logged)),
+                ])
+        }
+    }
+
+    func queryNotifications(inDatabase database: Int64, user: String, after serial: Int64, through last: Int64)
+        async throws -> [StoredQueryNotification]
+    {
+        let columns = SQLiteColumns.exact(["user_name", "subscription_id", "zone_name", "record_name", "reason"])
+        return try await query(
+            """
+            SELECT serial, logged, \(columns) FROM query_notifications
+                WHERE database_id = ? AND user_name = ? AND serial > ? AND serial <= ? ORDER BY serial, id
+            """,
+            [.integer(Int(database)), .text(user), .integer(Int(serial)), .integer(Int(last))]
+        ).map { row in
+            try read(row, table: "query_notifications") { columns in
+                guard let reason = QueryNotification.Reason(rawValue: try columns.text("reason")) else {
+                    throw columns.impossible("reason", "is not created, updated or deleted")
+                }
+                return StoredQueryNotification(
+                    user: try columns.text("user_name"), serial: try columns.integer("serial"),
+                    logged: try columns.integer("logged"),
+                    notification: QueryNotification(
+                        subscriptionID: try columns.text("subscription_id"),
+                        recordName: try columns.text("record_name"),
+                        zoneID: ZoneID(zoneName: try columns.text("zone_name")), reason: reason))
+            }
+        }
+    }
+
+    func deleteQueryNotifications(loggedBefore logged: Int64) async throws {
+        try await query("DELETE FROM query_notifications WHERE logged < ?", [.integer(Int(logged))])
     }
 
     // MARK: Accounts
