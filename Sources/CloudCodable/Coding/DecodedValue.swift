@@ -279,6 +279,13 @@ enum DecodedValue {
             }
             if T.self == [Location].self, case .locationList(let v) = field { return C.cast(v) }
             if T.self == [Asset].self, case .assetList(let v) = field { return C.cast(v) }
+            if T.self == CloudAsset.self, case .asset(let v) = field, let asset = CloudAsset(v) {
+                return C.cast(asset)
+            }
+            if T.self == [CloudAsset].self, case .assetList(let v) = field {
+                let assets = v.compactMap(CloudAsset.init)
+                if assets.count == v.count { return C.cast(assets) }
+            }
         }
         return try ValueDecoder.decode(T.self, from: self, path: path())
     }
