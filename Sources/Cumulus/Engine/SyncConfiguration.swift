@@ -45,6 +45,11 @@ public struct SyncConfiguration: Sendable {
     /// Returns a number in `0..<1` for the jitter of each backoff wait;
     /// tests pass a seeded source so that every run waits the same.
     public var random: @Sendable () -> Double
+    /// The most bytes the engine keeps of downloaded assets (in its
+    /// directory's `assets/cache`) before it deletes the least recently
+    /// used: 256 MiB by default. Pinned assets and copies not yet uploaded
+    /// are never deleted, and do not count.
+    public var assetCacheLimit: Int64 = 268_435_456
     /// How long opening waits for an engine of this process that holds the
     /// directory to let go (see ``SyncEngine/init(database:directory:configuration:)``);
     /// tests of the refusal shorten it.

@@ -312,7 +312,7 @@ extension SyncEngine {
             case .send(let operations):
                 event = .sent(
                     try await attempt {
-                        try await self.checkedDatabase.modifyRecords(operations, zoneID: self.zoneID, atomic: false)
+                        try await self.modifyRecordsSendingAssets(operations)
                     })
             case .lookUp(let name):
                 event = .lookedUp(
@@ -448,7 +448,7 @@ extension SyncEngine {
 
     /// The database bound to the pass's account check: every request that
     /// carries or reads data goes through it.
-    private var checkedDatabase: any CloudDatabase {
+    var checkedDatabase: any CloudDatabase {
         guard let boundDatabase else {
             preconditionFailure("Internal inconsistency: a data request before the account was checked")
         }

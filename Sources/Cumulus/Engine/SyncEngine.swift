@@ -30,6 +30,8 @@ public actor SyncEngine<Model: CloudCodable> {
     /// database, or, on the shared database, another user's zone.
     public nonisolated let zoneID: ZoneID
     let journal: Journal
+    /// The asset files: local copies waiting for upload, the download cache.
+    let assets: AssetStore
 
     /// The replica and the run under way, and every decision about them.
     var session: SyncSession<Model>
@@ -89,6 +91,7 @@ public actor SyncEngine<Model: CloudCodable> {
             maximumConflictAttempts: configuration.maximumConflictAttempts,
             earlierVersionLimit: configuration.earlierVersionLimit, random: configuration.random)
         journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
+        assets = try AssetStore(directory: directory, cacheLimit: configuration.assetCacheLimit)
         let sessionSettings = SyncSession<Model>.Settings(
             batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,
             retryPolicy: configuration.retryPolicy, random: configuration.random,
@@ -101,6 +104,7 @@ public actor SyncEngine<Model: CloudCodable> {
             settings: sessionSettings)
         // Only now that the documents are accepted may opening change the files.
         try journal.finishOpening()
+        retireAssetCopies()
         if configuration.automaticSync { startAutomaticSync() }
     }
 
@@ -234,8 +238,10 @@ public actor SyncEngine<Model: CloudCodable> {
     ///   ``SyncEngineError`` when the engine was closed.
     public func upload(_ models: [Model]) async throws {
         try checkOpen()
-        let uploads = try replica.prepare(models)
+        let (uploads, newAssets) = try CloudAsset.collecting { try replica.prepare(models) }
         guard !uploads.isEmpty else { return }
+        // The assets' bytes are durable before the saves that hold them.
+        try assets.stage(newAssets)
         try await carryOut(replica.upload(uploads))
         eventBroadcaster.yield(.pendingChanges(replica.pending.count))
         requestAutomaticSync(fetching: false)

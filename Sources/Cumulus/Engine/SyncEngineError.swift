@@ -12,6 +12,10 @@ public struct SyncEngineError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A ``SyncEngine/sync(_:)`` call reached its ``SyncOptions/timeout``;
         /// the changes stay queued.
         public static let timedOut = Code("timedOut")
+        /// The bytes of an asset are not on this device and no record of the
+        /// engine says where to download them, or a file changed after an
+        /// asset was made from it.
+        public static let assetUnavailable = Code("assetUnavailable")
     }
 
     /// The kind of failure.
