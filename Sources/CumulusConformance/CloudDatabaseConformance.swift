@@ -61,7 +61,7 @@ public struct CloudDatabaseConformance: Sendable {
     /// Every check.
     public static let checks: [Check] =
         recordChecks + queryChecks + changeChecks + zoneChecks + notificationChecks
-        + userChecks + faultChecks + nameChecks + sharingChecks
+        + userChecks + faultChecks + nameChecks + sharingChecks + assetChecks
 
     static let recordChecks: [Check] = [
         Check("create stores the record with server metadata") { try await $0.createStoresServerMetadata() },

@@ -136,11 +136,11 @@ extension CloudDatabaseConformance {
         return names
     }
 
-    private func recordName(of user: String) async throws -> String {
+    func recordName(of user: String) async throws -> String {
         try await device(user).currentUser().userRecordName
     }
 
-    private func shortGUID(_ share: Record, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    func shortGUID(_ share: Record, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         try #require(share.shareDetails?.shortGUID, sourceLocation: sourceLocation)
     }
 

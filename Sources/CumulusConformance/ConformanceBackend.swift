@@ -17,9 +17,17 @@ public protocol ConformanceBackend: Sendable {
     /// email address other users find them by, or none; `discoverable:
     /// false` keeps it out of lookups.
     func setEmailAddress(_ address: String?, discoverable: Bool, forUser user: String) async throws
+
+    /// The asset controls of the backend, or `nil` when it has none: the
+    /// asset checks then leave out what needs them (expiry, the size limit,
+    /// collection). `nil` by default.
+    var assets: (any ConformanceAssetControls)? { get }
 }
 
 extension ConformanceBackend {
+    /// No asset controls.
+    public var assets: (any ConformanceAssetControls)? { nil }
+
     /// A new device signed in as `user` on the private database.
     public func database(signedInAs user: String) async throws -> any CloudDatabase {
         try await database(signedInAs: user, scope: .private)
@@ -42,13 +50,31 @@ public protocol ConformanceFaults: Sendable {
     func setQuotaExceeded(_ exceeded: Bool, forUser user: String) async throws
 }
 
+/// What the asset checks need of a backend beyond the protocol.
+public protocol ConformanceAssetControls: Sendable {
+    /// The largest asset the server accepts, in bytes: the checks upload
+    /// one of that size and one byte more, so keep it small (the in-memory
+    /// backend's is 1 MiB).
+    var assetSizeLimit: Int64 { get }
+    /// How long a receipt works and an asset no record holds is kept
+    /// (`AssetSettings.gracePeriod` of the server's `RecordService`).
+    var assetGracePeriod: Duration { get }
+    /// Moves the server's clock forward by `duration`: receipts, upload
+    /// and download URLs and unheld assets age (the service's `now`).
+    func passTime(_ duration: Duration) async throws
+    /// Runs the server's collector (`RecordService.collectAssets()`).
+    func collectAssets() async throws
+    /// How many assets the server keeps bytes of.
+    func storedAssetCount() async throws -> Int
+}
+
 /// The in-memory server as a conformance backend.
 public struct InMemoryBackend: ConformanceBackend {
     /// The server the devices talk to.
     public let server: InMemoryCloudServer
 
-    /// A backend on `server`, a fresh one by default.
-    public init(server: InMemoryCloudServer = InMemoryCloudServer()) {
+    /// A backend on `server`, by default a fresh one whose largest asset is 1 MiB.
+    public init(server: InMemoryCloudServer = InMemoryCloudServer(assetSizeLimit: 1 << 20)) {
         self.server = server
     }
 
@@ -59,6 +85,9 @@ public struct InMemoryBackend: ConformanceBackend {
 
     /// Faults injected into the in-memory server.
     public var faults: (any ConformanceFaults)? { InMemoryFaults(server: server) }
+
+    /// The in-memory server's asset controls.
+    public var assets: (any ConformanceAssetControls)? { InMemoryAssetControls(server: server) }
 
     /// Sets the address on the in-memory server.
     public func setEmailAddress(_ address: String?, discoverable: Bool, forUser user: String) async throws {
@@ -99,4 +128,17 @@ struct InMemoryFaults: ConformanceFaults {
         }
         return handle
     }
+}
+
+struct InMemoryAssetControls: ConformanceAssetControls {
+    let server: InMemoryCloudServer
+
+    var assetSizeLimit: Int64 { server.assetSizeLimit }
+    var assetGracePeriod: Duration { server.assetGracePeriod }
+
+    func passTime(_ duration: Duration) async throws { server.skipTime(duration) }
+
+    func collectAssets() async throws { await server.collectAssets() }
+
+    func storedAssetCount() async throws -> Int { await server.storedAssetCount() }
 }

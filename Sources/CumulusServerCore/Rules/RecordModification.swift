@@ -75,10 +75,11 @@ struct RecordModification: Sendable {
         for row in try await transaction.records(named: names, inZone: zone.id) { rows[ExactName(row.name)] = row }
 
         let stamp = RecordStamp(date: now, userRecordName: context.user)
+        let receipts = try await AssetReceipts.load(for: operations, transaction)
         var plans = operations.map { operation in
             plan(
                 operation, existing: rows[ExactName(operation.record.recordName)], access: access, stamp: stamp,
-                quotaExceeded: quotaExceeded)
+                quotaExceeded: quotaExceeded, receipts: receipts)
         }
         var sharing = ShareModification(access: access, context: context, publicURL: publicURL)
         try await sharing.plan(&plans, rows: rows, transaction)
@@ -133,7 +134,7 @@ struct RecordModification: Sendable {
         guard !applier.pending.isEmpty else {
             return ModifyOutcome(results: results)
         }
-        try await applier.commit(in: &database)
+        try await applier.commit(in: &database, at: RecordService.milliseconds(now))
         let types = newFieldTypes.values.flatMap(\.values).sorted {
             (ExactName($0.recordType), ExactName($0.fieldName)) < (ExactName($1.recordType), ExactName($1.fieldName))
         }
@@ -181,10 +182,42 @@ struct RecordModification: Sendable {
         return creator.isExactly(user) ? nil : "only its creator may change a record of the public database"
     }
 
+    /// Why the caller may not write a record (save it, or delete it with
+    /// `isDelete`) whose row is `row`, or `nil` when it may: a participant
+    /// writes the records of its `READ_WRITE` shares and, as an
+    /// administrator, the share; the public database's rule is
+    /// ``publicWriteRefusal(_:_:)``. A participant's delete of a share
+    /// record (leaving it) is not a write.
+    static func writeRefusal(
+        _ row: StoredRecord?, recordType: String, isDelete: Bool, access: ZoneAccess, context: RequestContext
+    ) -> String? {
+        if let participant = access.view.participant {
+            if let row, let stored = row.record {
+                guard let permission = access.view.permission(for: row.shareKey) else {
+                    return "the record is not in a share that \(participant) takes part in"
+                }
+                if ShareRules.isShare(stored.recordType) {
+                    // An administrator's change is checked with the share's other rules.
+                    guard access.isAdministrator(participant, ofShare: stored.recordName) else {
+                        return "only the share's owner or an administrator changes a share"
+                    }
+                } else {
+                    guard permission == .readWrite else { return "\(participant) may only read this share" }
+                    if isDelete, stored.share != nil {
+                        return "only the owner deletes the root record of a shared hierarchy"
+                    }
+                }
+            }
+            if ShareRules.isShare(recordType), row?.record == nil { return "only a zone's owner shares its records" }
+        }
+        if context.key.scope == .public, let row, row.record != nil { return publicWriteRefusal(row, context) }
+        return nil
+    }
+
     /// Works out what one operation does to the zone as it stands, or why it fails.
     private func plan(
         _ operation: RecordOperation, existing row: StoredRecord?, access: ZoneAccess, stamp: RecordStamp,
-        quotaExceeded: Bool
+        quotaExceeded: Bool, receipts: AssetReceipts
     ) -> Plan {
         let zoneName = access.zone.name
         let existing = row?.record
@@ -205,32 +238,14 @@ struct RecordModification: Sendable {
             return failure(
                 .badRequest, "the record's zone '\(sent.zoneID.zoneName)' is not the request's zone '\(zoneName)'")
         }
-        if let participant = access.view.participant {
-            // Checked before anything that would tell a record outside the share apart from a missing one.
-            if let row, let stored = row.record {
-                guard let permission = access.view.permission(for: row.shareKey) else {
-                    return failure(.accessDenied, "the record is not in a share that \(participant) takes part in")
-                }
-                if ShareRules.isShare(stored.recordType) {
-                    if operation.type.isDelete { return .success(.leave(name, zoneID: access.zoneID)) }
-                    // An administrator's change is checked with the share's other rules.
-                    guard access.isAdministrator(participant, ofShare: stored.recordName) else {
-                        return failure(.accessDenied, "only the share's owner or an administrator changes a share")
-                    }
-                } else {
-                    guard permission == .readWrite else {
-                        return failure(.accessDenied, "\(participant) may only read this share")
-                    }
-                    if operation.type.isDelete, stored.share != nil {
-                        return failure(.accessDenied, "only the owner deletes the root record of a shared hierarchy")
-                    }
-                }
-            }
-            if ShareRules.isShare(sent.recordType), row?.record == nil {
-                return failure(.accessDenied, "only a zone's owner shares its records")
-            }
+        // Checked before anything that would tell a record outside the share apart from a missing one.
+        if access.view.participant != nil, operation.type.isDelete, let stored = row?.record,
+            ShareRules.isShare(stored.recordType), access.view.permission(for: row?.shareKey) != nil
+        {
+            return .success(.leave(name, zoneID: access.zoneID))
         }
-        if context.key.scope == .public, let row, row.record != nil, let refusal = Self.publicWriteRefusal(row, context)
+        if let refusal = Self.writeRefusal(
+            row, recordType: sent.recordType, isDelete: operation.type.isDelete, access: access, context: context)
         {
             return failure(.accessDenied, refusal)
         }
@@ -279,6 +294,15 @@ struct RecordModification: Sendable {
             {
                 return failure(.badRequest, refusal)
             }
+        }
+        switch receipts.resolve(
+            sentFields, existing: existing, recordName: name, zone: access.zone.id, user: context.user ?? "",
+            now: RecordService.milliseconds(now))
+        {
+        case .success(let assets): for (field, value) in assets { fields[field] = value }
+        case .failure(var error):
+            error.zoneID = requestZoneID
+            return .failure(error)
         }
         let size = WireFormat.encodedSize(ofFields: fields)
         guard size <= recordSizeLimit else {
@@ -405,8 +429,20 @@ struct Applier {
         return saved
     }
 
-    /// Writes the rows, the zone, and the zone's change in its database's history.
-    func commit(in database: inout StoredDatabase) async throws {
+    /// Writes the rows, the zone, and the zone's change in its database's
+    /// history, and marks the assets the records took up as held and those
+    /// they let go of as unheld since `time`.
+    func commit(in database: inout StoredDatabase, at time: Int64) async throws {
+        var held = Set<ExactName>()
+        var released = Set<ExactName>()
+        for (name, row) in pending {
+            let before = AssetRules.assetIDs(in: rows[name]?.record)
+            let after = AssetRules.assetIDs(in: row.record)
+            held.formUnion(after.subtracting(before))
+            released.formUnion(before.subtracting(after))
+        }
+        if !held.isEmpty { try await transaction.holdAssets(ids: held.sorted().map(\.string)) }
+        if !released.isEmpty { try await transaction.releaseAssets(ids: released.sorted().map(\.string), at: time) }
         try await transaction.saveRecords(pending.values.sorted { $0.serial < $1.serial }, inZone: zone.id)
         try await transaction.updateZone(zone)
         database.serial += 1

@@ -99,6 +99,7 @@ extension RecordService {
     /// the database's history and notifies the database's channels.
     func applyZoneOperations(_ operations: [ZoneOperation], context: RequestContext) async throws -> [ZoneResult] {
         let key = context.key
+        let time = Self.milliseconds(now())
         let (results, changed, subscriptions, sharedKeys) = try await storage.write { transaction in
             guard var database = try await transaction.database(key) else {
                 throw CloudError(.internalError, reason: "the database has no row")
@@ -160,6 +161,7 @@ extension RecordService {
                             before: shares, after: [], touched: { _ in true }, transaction)
                         sharedKeys += keys.map { ($0, name) }
                     }
+                    try await transaction.releaseAssets(inZone: zone.id, at: time)
                     try await transaction.deleteZone(zone)
                     zones[ExactName(name)] = nil
                     database.serial += 1

@@ -47,6 +47,8 @@ public final class RecordService: Sendable {
     private let knownDatabases = LockedState(Set<DatabaseKey>())
     /// Each environment's schema, loaded on first use and grown by writes in `development`.
     let schemas = LockedState([SchemaKey: Schema]())
+    /// The storage's secret of download URLs, read on first use (it never changes).
+    let assetSecret = LockedState<[UInt8]?>(nil)
 
     /// Creates a service over `storage`.
     ///
@@ -114,6 +116,11 @@ public final class RecordService: Sendable {
         }
         let context = try RequestContext(caller, request: request)
         try await ensureDatabase(context.key)
+        return try await presentingAssets(try await answer(request, context: context))
+    }
+
+    /// The answer of a request that needs a database.
+    private func answer(_ request: CloudRequest, context: RequestContext) async throws -> ServiceAnswer {
         switch request {
         case .modifyRecords(let operations, let zoneID, let atomic):
             return ServiceAnswer(

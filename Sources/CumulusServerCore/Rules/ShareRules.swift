@@ -34,6 +34,12 @@ struct ShareView: Sendable {
 
     var isOwner: Bool { participant == nil }
 
+    /// Whether the caller may write some record of the zone: the owner, or
+    /// a participant with a `READ_WRITE` share of it.
+    var canWriteSomewhere: Bool {
+        participant == nil || zoneShare == .readWrite || hierarchies.values.contains(.readWrite)
+    }
+
     /// Whether a row covered by `shareKey` is visible.
     func canSee(_ shareKey: String?) -> Bool {
         permission(for: shareKey) != nil

@@ -149,8 +149,9 @@ public struct StoredAssetReceipt: Sendable, Hashable {
 /// What the record service reads and writes of assets inside a storage
 /// transaction: part of every ``StorageTransaction``.
 ///
-/// The defaults throw ``CloudError/Code/unsupported``: a storage that keeps
-/// no assets still serves every other request.
+/// The defaults throw ``CloudError/Code/unsupported`` (but for releasing a
+/// deleted zone's assets, which does nothing): a storage that keeps no
+/// assets still serves every other request.
 public protocol AssetTransaction: Sendable {
     /// The secret download URLs are signed with: the stored one, or
     /// `proposed` stored now when there is none yet. Every server sharing
@@ -214,10 +215,8 @@ extension AssetTransaction {
     public func releaseAssets(ids: [String], at time: Int64) async throws {
         throw CloudError.assetsUnsupported(by: Self.self)
     }
-    /// Throws ``CloudError/Code/unsupported``.
-    public func releaseAssets(inZone zone: Int64, at time: Int64) async throws {
-        throw CloudError.assetsUnsupported(by: Self.self)
-    }
+    /// Nothing: a storage that keeps no assets has none to release.
+    public func releaseAssets(inZone zone: Int64, at time: Int64) async throws {}
     /// Throws ``CloudError/Code/unsupported``.
     public func unheldAssets(since cutoff: Int64, limit: Int) async throws -> [String] {
         throw CloudError.assetsUnsupported(by: Self.self)

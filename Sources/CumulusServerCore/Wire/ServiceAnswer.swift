@@ -149,3 +149,119 @@ struct ChangesPage: Sendable {
     private static let damaged = CloudError(
         .internalError, reason: "the storage holds an impossible row: records.body is not a record in the wire format")
 }
+
+extension ServiceAnswer {
+    /// Whether any record of the answer passes `test`; stored records
+    /// still in their wire form are tested by `testEncoded` instead.
+    func containsRecord(where test: (Record) -> Bool, encoded testEncoded: ([UInt8]) -> Bool) -> Bool {
+        func pageContains(_ page: ChangesPage) -> Bool {
+            page.entries.contains { entry in
+                switch entry.contents {
+                case .deleted: false
+                case .record(let record): test(record)
+                case .encoded(let bytes): testEncoded(bytes)
+                }
+            }
+        }
+        switch form {
+        case .response(let response):
+            var found = false
+            _ = response.mappingRecords { record in
+                if !found, test(record) { found = true }
+                return record
+            }
+            return found
+        case .zoneChanges(let zones): return zones.contains { (try? $0.get()).map(pageContains) ?? false }
+        case .recordChanges(let page): return pageContains(page)
+        }
+    }
+
+    /// The answer with `transform` applied to every record it carries;
+    /// stored records in their wire form for which `decoding` is true are
+    /// decoded first, the others stay as they are.
+    ///
+    /// - Throws: ``CloudError`` (`INTERNAL_ERROR`) for a stored record that
+    ///   is not a record in the wire format.
+    func mappingRecords(decoding: ([UInt8]) -> Bool, _ transform: (Record) -> Record) throws -> ServiceAnswer {
+        func map(_ page: ChangesPage) throws -> ChangesPage {
+            var page = page
+            for index in page.entries.indices {
+                switch page.entries[index].contents {
+                case .deleted: continue
+                case .record(let record): page.entries[index].contents = .record(transform(record))
+                case .encoded(let bytes):
+                    guard decoding(bytes) else { continue }
+                    let record: Record
+                    do {
+                        record = try WireFormat.decodeRecord(from: bytes)
+                    } catch {
+                        throw CloudError(
+                            .internalError, reason: "the storage holds an impossible row: a record that cannot be read")
+                    }
+                    page.entries[index].contents = .record(transform(record))
+                }
+            }
+            return page
+        }
+        switch form {
+        case .response(let response): return ServiceAnswer(response.mappingRecords(transform))
+        case .zoneChanges(let zones):
+            return ServiceAnswer(
+                form: .zoneChanges(
+                    try zones.map { result in
+                        switch result {
+                        case .success(let page): .success(try map(page))
+                        case .failure(let error): .failure(error)
+                        }
+                    }))
+        case .recordChanges(let page): return ServiceAnswer(form: .recordChanges(try map(page)))
+        }
+    }
+}
+
+extension CloudResponse {
+    /// The response with `transform` applied to every record it carries:
+    /// results, the server's records of errors, pages of changes, and the
+    /// shares and root records of share metadata.
+    func mappingRecords(_ transform: (Record) -> Record) -> CloudResponse {
+        func error(_ error: CloudError) -> CloudError {
+            var error = error
+            error.serverRecord = error.serverRecord.map(transform)
+            return error
+        }
+        func result(_ result: RecordResult) -> RecordResult {
+            switch result {
+            case .record(let record): .record(transform(record))
+            case .deleted: result
+            case .failure(let failure): .failure(error(failure))
+            }
+        }
+        func changes(_ changes: ZoneChanges) -> ZoneChanges {
+            var changes = changes
+            changes.records = changes.records.map(result)
+            return changes
+        }
+        switch self {
+        case .records(let results): return .records(results.map(result))
+        case .query(var page):
+            page.records = page.records.map(transform)
+            return .query(page)
+        case .zoneChanges(let zones): return .zoneChanges(zones.map { $0.map(changes).mapError(error) })
+        case .recordChanges(let page): return .recordChanges(changes(page))
+        case .shares(let results):
+            return .shares(
+                results.map { result in
+                    switch result {
+                    case .share(var metadata):
+                        metadata.share = transform(metadata.share)
+                        metadata.rootRecord = metadata.rootRecord.map(transform)
+                        return .share(metadata)
+                    case .failure(let guid, let failure): return .failure(shortGUID: guid, error(failure))
+                    }
+                })
+        case .databaseChanges, .zones, .zoneResults, .subscriptions, .subscriptionResults, .user, .token, .users,
+            .assetUploads:
+            return self
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import Cumulus
 import CumulusServerCore
+import Foundation
 
 /// One device's view of a database of an ``InMemoryCloudServer``: the
 /// reference implementation of ``CloudDatabase``.
@@ -354,6 +355,65 @@ public final class InMemoryCloudDatabase: CloudDatabase {
         }
         continuation.onTermination = { _ in controls.removeStream(streamID, from: handleID) }
         return stream
+    }
+
+    // MARK: Assets
+
+    /// `assets/upload`: an upload target per field, for records the
+    /// signed-in user may save (`ACCESS_DENIED` otherwise). The targets'
+    /// URLs are paths (`/assets/1/upload/<ticket>`): the in-memory server
+    /// has no address.
+    public func requestAssetUploads(_ requests: [AssetUploadRequest], zoneID: ZoneID) async throws
+        -> [AssetUploadTarget]
+    {
+        guard
+            case .assetUploads(let targets) = try await perform(
+                .requestAssetUploads, .requestAssetUploads(requests, zoneID: zoneID))
+        else { throw Self.unexpected() }
+        return targets
+    }
+
+    /// Sends the file's bytes, a chunk at a time, to the target's upload URL.
+    /// The URL is the credential: a signed-out device may use it too.
+    public func uploadAsset(contentsOf file: URL, to target: AssetUploadTarget) async throws -> Asset {
+        let ticket = try Self.component(after: "/assets/1/upload/", in: target.url, what: "upload URL")
+        return try await transfer(.uploadAsset) {
+            try await server.service.receiveAsset(
+                ticket: ticket, contentLength: try FileChunks.size(of: file), chunks: FileChunks(file: file))
+        }
+    }
+
+    /// The bytes of a fetched asset, from its download URL (the credential:
+    /// a signed-out device may use it too).
+    public func downloadAsset(_ asset: Asset, range: Range<Int64>?) async throws -> AssetDownload {
+        guard let url = asset.downloadURL else {
+            throw CloudError(.badRequest, reason: "the asset has no download URL; fetch its record first")
+        }
+        let token = try Self.component(after: "/assets/1/download/", in: url, what: "download URL")
+        return try await transfer(.downloadAsset) {
+            try await server.service.openAssetDownload(token: token, range: range)
+        }
+    }
+
+    /// An asset transfer as the protocol meets it: latency and faults, but
+    /// no account (the URL is the credential).
+    private func transfer<T: Sendable>(_ kind: CloudRequestKind, _ body: () async throws -> T) async throws -> T {
+        let latency = server.controls.beginRequest(kind, handle: handleID)
+        if latency > .zero { try await server.time.sleep(for: latency) }
+        let fault = server.controls.takeFault(for: kind, handle: handleID)
+        if let fault, !fault.afterApplying { throw fault.error }
+        guard let fault else { return try await body() }
+        _ = try? await body()
+        throw fault.error
+    }
+
+    /// The path component of an asset URL after `prefix`.
+    private static func component(after prefix: String, in url: String, what: String) throws -> String {
+        guard let range = url.range(of: prefix) else {
+            throw CloudError(.badRequest, reason: "'\(url)' is not an asset \(what) of this server")
+        }
+        let rest = url[range.upperBound...]
+        return String(rest.prefix { $0 != "/" && $0 != "?" })
     }
 
     private static func unexpected() -> CloudError {

@@ -39,6 +39,14 @@ public actor InMemoryCloudServer {
     /// with `BAD_REQUEST`.
     public nonisolated let recordSizeLimit: Int
 
+    /// The largest asset the server stores, in bytes; a larger upload is
+    /// refused with `LIMIT_EXCEEDED`.
+    public nonisolated var assetSizeLimit: Int64 { service.assetSettings.sizeLimit }
+
+    /// How long an upload's receipt works and an asset no record holds is
+    /// kept (until ``collectAssets()``): 24 hours.
+    public nonisolated var assetGracePeriod: Duration { service.assetSettings.gracePeriod }
+
     /// Creates an empty server.
     ///
     /// - Parameters:
@@ -47,16 +55,18 @@ public actor InMemoryCloudServer {
     ///   - startDate: The date the clock's current reading stands for; record
     ///     timestamps are this date plus the time the clock has moved since.
     ///   - recordSizeLimit: The largest record accepted, 1 MB by default.
+    ///   - assetSizeLimit: The largest asset accepted, 50 MB (52,428,800 bytes) by default.
     public init(
         clock: some Clock<Duration> = ContinuousClock(), startDate: Date = Date(),
-        recordSizeLimit: Int = RecordEncoder.defaultSizeLimit
+        recordSizeLimit: Int = RecordEncoder.defaultSizeLimit, assetSizeLimit: Int64 = 52_428_800
     ) {
         let time = ServerTime(clock: clock, startDate: startDate)
         let controls = controls
         self.time = time
         self.recordSizeLimit = recordSizeLimit
         service = RecordService(
-            storage: storage, recordSizeLimit: recordSizeLimit, now: { time.now() },
+            storage: storage, recordSizeLimit: recordSizeLimit,
+            assetSettings: AssetSettings(sizeLimit: assetSizeLimit), now: { time.now() },
             publish: { notice in Self.deliver(notice, to: controls) })
     }
 
@@ -150,7 +160,28 @@ public actor InMemoryCloudServer {
         }
     }
 
+    /// Moves the server's dates forward by `duration` at once, whatever its
+    /// clock: upload URLs, receipts and download URLs expire, and assets no
+    /// record holds age toward ``collectAssets()``. Record timestamps jump
+    /// too; waits for injected latency do not end sooner.
+    public nonisolated func skipTime(_ duration: Duration) {
+        time.skip(duration)
+    }
+
+    /// Deletes the assets no record has held for longer than
+    /// ``assetGracePeriod`` (uploads never saved count from their upload)
+    /// and the expired upload URLs and receipts, as a record server does
+    /// now and then.
+    public func collectAssets() async {
+        _ = await settled { try await service.collectAssets() }
+    }
+
     // MARK: Inspection
+
+    /// The number of assets whose bytes the server keeps.
+    public func storedAssetCount() async -> Int {
+        await settled { try await storage.assetBytes.storedIDs().count }
+    }
 
     /// The number of requests handles have made (of one kind, or of all),
     /// failed ones included.

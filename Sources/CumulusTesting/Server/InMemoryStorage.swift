@@ -9,6 +9,8 @@ import CumulusServerCore
 final class InMemoryStorage: ServerStorage {
     private let state = LockedState(MemoryState())
     private let gate = AsyncLock()
+    /// The bytes of assets, outside the transactions as files are.
+    let assetBytes: any AssetByteStore = MemoryAssetBytes()
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
         try await run(body)
@@ -113,6 +115,10 @@ struct MemoryState: Sendable {
     var quotas: Set<QuotaKey> = []
     var fieldTypes: [SchemaID: [StoredFieldType]] = [:]
     var channels: [String: StoredChannel] = [:]
+    var assetSecret: [UInt8]?
+    var uploadTickets: [ExactName: StoredUploadTicket] = [:]
+    var assets: [ExactName: StoredAsset] = [:]
+    var assetReceipts: [ExactName: StoredAssetReceipt] = [:]
 
     mutating func makeID() -> Int64 {
         lastID += 1
@@ -550,6 +556,118 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         }
     }
 
+    // MARK: Assets
+
+    func assetSigningSecret(proposing proposed: [UInt8]) async throws -> [UInt8] {
+        if let secret = read({ $0.assetSecret }) { return secret }
+        change { state in
+            state.assetSecret = proposed
+            return { $0.assetSecret = nil }
+        }
+        return proposed
+    }
+
+    func createUploadTicket(_ ticket: StoredUploadTicket) async throws {
+        let key = ExactName(ticket.id)
+        change { state in
+            let old = state.uploadTickets[key]
+            state.uploadTickets[key] = ticket
+            return { $0.uploadTickets[key] = old }
+        }
+    }
+
+    func uploadTicket(id: String) async throws -> StoredUploadTicket? {
+        read { $0.uploadTickets[ExactName(id)] }
+    }
+
+    func saveAsset(_ asset: StoredAsset) async throws {
+        let key = ExactName(asset.id)
+        change { state in
+            let old = state.assets[key]
+            state.assets[key] = asset
+            return { $0.assets[key] = old }
+        }
+    }
+
+    func assets(ids: [String]) async throws -> [StoredAsset] {
+        read { state in Set(ids.map(ExactName.init)).sorted().compactMap { state.assets[$0] } }
+    }
+
+    func deleteAssets(ids: [String]) async throws {
+        changeAssets(ids) { _ in nil }
+    }
+
+    func holdAssets(ids: [String]) async throws {
+        changeAssets(ids) { asset in
+            var held = asset
+            held.unheldSince = nil
+            return held
+        }
+    }
+
+    func releaseAssets(ids: [String], at time: Int64) async throws {
+        changeAssets(ids) { asset in
+            var released = asset
+            released.unheldSince = asset.unheldSince ?? time
+            return released
+        }
+    }
+
+    func releaseAssets(inZone zone: Int64, at time: Int64) async throws {
+        let ids = read { state in state.assets.values.filter { $0.zone == zone && $0.unheldSince == nil }.map(\.id) }
+        try await releaseAssets(ids: ids, at: time)
+    }
+
+    func unheldAssets(since cutoff: Int64, limit: Int) async throws -> [String] {
+        read { state in
+            Array(
+                state.assets.values.filter { ($0.unheldSince ?? .max) <= cutoff }.map { ExactName($0.id) }.sorted()
+                    .prefix(limit).map(\.string))
+        }
+    }
+
+    func createAssetReceipt(_ receipt: StoredAssetReceipt) async throws {
+        let key = ExactName(receipt.id)
+        change { state in
+            let old = state.assetReceipts[key]
+            state.assetReceipts[key] = receipt
+            return { $0.assetReceipts[key] = old }
+        }
+    }
+
+    func assetReceipts(ids: [String]) async throws -> [StoredAssetReceipt] {
+        read { state in Set(ids.map(ExactName.init)).sorted().compactMap { state.assetReceipts[$0] } }
+    }
+
+    func deleteExpiredUploads(at time: Int64) async throws {
+        change { state in
+            let tickets = state.uploadTickets.filter { $0.value.expires <= time }
+            let receipts = state.assetReceipts.filter { $0.value.expires <= time }
+            guard !tickets.isEmpty || !receipts.isEmpty else { return nil }
+            for key in tickets.keys { state.uploadTickets[key] = nil }
+            for key in receipts.keys { state.assetReceipts[key] = nil }
+            return { state in
+                state.uploadTickets.merge(tickets) { current, _ in current }
+                state.assetReceipts.merge(receipts) { current, _ in current }
+            }
+        }
+    }
+
+    /// Replaces each asset's row with what `body` makes of it (`nil` deletes it).
+    private func changeAssets(_ ids: [String], _ body: @escaping (StoredAsset) -> StoredAsset?) {
+        change { state in
+            var old: [ExactName: StoredAsset] = [:]
+            for key in Set(ids.map(ExactName.init)) {
+                guard let asset = state.assets[key] else { continue }
+                old[key] = asset
+                state.assets[key] = body(asset)
+            }
+            guard !old.isEmpty else { return nil }
+            let previous = old
+            return { state in state.assets.merge(previous) { _, old in old } }
+        }
+    }
+
     // MARK: Schema
 
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {
@@ -566,5 +684,55 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
             }
             return { $0.fieldTypes[key] = old }
         }
+    }
+}
+
+/// The bytes of the in-memory server's assets.
+final class MemoryAssetBytes: AssetByteStore {
+    /// The size of the chunks a read yields.
+    static let chunkSize = 65_536
+    private let blobs = LockedState([ExactName: [UInt8]]())
+
+    func write<Chunks: AsyncSequence>(_ chunks: Chunks, as id: String) async throws where Chunks.Element == [UInt8] {
+        var bytes: [UInt8] = []
+        for try await chunk in chunks { bytes += chunk }
+        let stored = bytes
+        blobs.withLock { $0[ExactName(id)] = stored }
+    }
+
+    func read(_ id: String, range: Range<Int64>, assetSize: Int64) async throws -> AssetDownload {
+        guard let bytes = blobs.withLock({ $0[ExactName(id)] }) else {
+            throw CloudError(.notFound, reason: "no bytes are stored for the asset")
+        }
+        let slice = Array(bytes[Int(range.lowerBound)..<Int(range.upperBound)])
+        let chunks = stride(from: 0, to: slice.count, by: Self.chunkSize).map {
+            Array(slice[$0..<min($0 + Self.chunkSize, slice.count)])
+        }
+        return AssetDownload(assetSize: assetSize, range: range, chunks: chunks.async)
+    }
+
+    func delete(_ ids: [String]) async throws {
+        blobs.withLock { blobs in for id in ids { blobs[ExactName(id)] = nil } }
+    }
+
+    func storedIDs() async throws -> [String] {
+        blobs.withLock { $0.keys.sorted().map(\.string) }
+    }
+}
+
+extension Array where Element: Sendable {
+    /// The elements as an asynchronous sequence.
+    fileprivate var async: AsyncChunks<Element> { AsyncChunks(elements: self) }
+}
+
+/// An array's elements, one at a time, as an asynchronous sequence.
+private struct AsyncChunks<Element: Sendable>: AsyncSequence, Sendable {
+    let elements: [Element]
+
+    func makeAsyncIterator() -> Iterator { Iterator(elements: elements[...]) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var elements: ArraySlice<Element>
+        mutating func next() async throws -> Element? { elements.popFirst() }
     }
 }
