@@ -1,3 +1,4 @@
+import Foundation
 import Cumulus
 import Testing
 
@@ -27,6 +28,12 @@ struct DocumentationTests {
         #expect(share.shortGUID != nil)
         #expect(share.participants.map(\.role) == [.owner, .user, .user])
         #expect(share.participants.map(\.permission) == [.readWrite, .readWrite, .readOnly])
+    }
+
+    @Test("the README's photos example: the laptop downloads the phone's picture with its bytes")
+    func photosAndFiles() async throws {
+        let picture = try await READMESnippets.photosAndFiles()
+        #expect(picture == Data(repeating: 7, count: 2_000_000))
     }
 
     @Test("CumulusTesting's example: the phone's note reaches the laptop after two throttled saves")

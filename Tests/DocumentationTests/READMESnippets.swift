@@ -31,6 +31,14 @@ enum READMESnippets {
         var cloudParentIdentifier: String? { albumID }  // the record's parent
     }
 
+    // README.md:265
+    struct Picture: CloudCodable, Identifiable {
+        var id: String
+        var caption: String
+        var image: CloudAsset
+        var cloudMetadata: RecordMetadata?
+    }
+
     static func quickStart() async throws -> (record: Record, back: Landmark) {
         // README.md:58
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
@@ -87,8 +95,37 @@ enum READMESnippets {
         await photos.close()
     }
 
+    static func photosAndFiles() async throws -> Data {
+        // README.md:265
+        let pictureServer = InMemoryCloudServer()
+        let here = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
+        let phone = try await SyncEngine<Picture>(
+            database: pictureServer.database(signedInAs: "alice"), directory: here.appending(path: "Phone"))
+        let bytes = Data(repeating: 7, count: 2_000_000)
+        try await phone.upload(Picture(id: "dunes", caption: "Dunes", image: CloudAsset(data: bytes)))
+        try await phone.sync()
+
+        var laptopConfiguration = SyncConfiguration()
+        laptopConfiguration.assetCacheLimit = 100_000_000  // bytes of downloads kept
+        let laptop = try await SyncEngine<Picture>(
+            database: pictureServer.database(signedInAs: "alice"), directory: here.appending(path: "Laptop"),
+            configuration: laptopConfiguration)
+        try await laptop.sync()
+        let dunes = await laptop.model(withIdentifier: "dunes")!
+        for try await update in laptop.download(dunes.image) {
+            switch update {
+            case .progress(let completed, let total): print("\(completed) of \(total) bytes")
+            case .finished(let file): print("downloaded to \(file.path)")
+            }
+        }
+        let picture = try await laptop.data(for: dunes.image)  // from the cache now
+        await phone.close()
+        await laptop.close()
+        return picture
+    }
+
     static func sharing() async throws -> Share {
-        // README.md:267
+        // README.md:331
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         try await server.setEmailAddress("bob@example.com", forUser: "bob")
@@ -106,7 +143,7 @@ enum READMESnippets {
         // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
         share.addParticipant(.user("carol"), permission: .readOnly)
         share = try await aliceAlbums.saveShare(share)
-        // README.md:292
+        // README.md:356
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
         print(
@@ -124,7 +161,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:493
+        // README.md:557
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(

@@ -39,24 +39,21 @@ final class AssetStore: @unchecked Sendable {
     /// Assets with a download URL fresher than the replica's.
     private var fresh: [String: AssetLocation] = [:]
 
-    init(directory: URL, cacheLimit: Int64) throws {
+    /// Reads the pins; the folders are made when first written to, so that
+    /// an engine that refuses its journal leaves the directory as it was.
+    init(directory: URL, cacheLimit: Int64) {
         root = directory.appendingPathComponent("assets", isDirectory: true)
         local = root.appendingPathComponent("local", isDirectory: true)
         cache = root.appendingPathComponent("cache", isDirectory: true)
         partial = root.appendingPathComponent("partial", isDirectory: true)
         self.cacheLimit = cacheLimit
-        for folder in [local, cache, partial] {
+        let saved = try? Data(contentsOf: root.appendingPathComponent("pins.json"))
+        pins = Set(saved.flatMap { try? JSONDecoder().decode([String].self, from: $0) } ?? [])
+    }
+
+    private func makeFolders() throws {
+        for folder in [local, cache, partial] where !exists(folder) {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        }
-        let pinsFile = root.appendingPathComponent("pins.json")
-        if let data = try? Data(contentsOf: pinsFile) {
-            pins = Set(try JSONDecoder().decode([String].self, from: data))
-        } else {
-            pins = []
-        }
-        // Copies a crash left half written.
-        for name in Self.names(in: local) where name.contains(".tmp-") {
-            unlink(local.appendingPathComponent(name).path)
         }
     }
 
@@ -80,6 +77,8 @@ final class AssetStore: @unchecked Sendable {
     /// a copy is there already; an asset in the cache moves back. Returns
     /// once every copy is durable.
     func stage(_ assets: [CloudAsset]) throws {
+        guard !assets.isEmpty else { return }
+        try makeFolders()
         var staged = false
         for asset in assets {
             let key = Self.key(asset.checksum)
@@ -105,9 +104,15 @@ final class AssetStore: @unchecked Sendable {
         if staged { try syncDirectory(local) }
     }
 
-    /// Moves the local copies no pending save holds any more into the cache.
+    /// Moves the local copies no pending save holds any more into the
+    /// cache, and deletes copies a crash left half written (``stage(_:)``
+    /// runs on the engine's actor, as this does, so none is under way).
     func retire(keeping held: Set<String>) {
-        for key in Self.names(in: local) where !key.contains(".tmp-") && !held.contains(key) {
+        for key in Self.names(in: local) where !held.contains(key) {
+            if key.contains(".tmp-") {
+                unlink(local.appendingPathComponent(key).path)
+                continue
+            }
             let from = local.appendingPathComponent(key)
             let to = cache.appendingPathComponent(key)
             unlink(to.path)
@@ -123,36 +128,34 @@ final class AssetStore: @unchecked Sendable {
     // MARK: Reading
 
     /// The file of the asset's bytes on this device, local copy or cached,
-    /// marked as just used; `nil` when it has none.
-    func file(for checksum: String) -> URL? {
+    /// marked as just used unless only `peeking`; `nil` when it has none.
+    func file(for checksum: String, peeking: Bool = false) -> URL? {
         let key = Self.key(checksum)
         let copy = local.appendingPathComponent(key)
         if exists(copy) { return copy }
         let cached = cache.appendingPathComponent(key)
         guard exists(cached) else { return nil }
-        touch(cached)
+        if !peeking { touch(cached) }
         return cached
     }
 
     // MARK: Downloads
 
-    /// The partial file a download of the asset writes: the shared one,
-    /// which a later download resumes, unless another download holds it
-    /// (then a file of its own, from the start). Call ``release(_:)`` after.
-    func claimPartial(_ checksum: String) -> (url: URL, shared: Bool) {
+    /// The partial file a download of the asset writes, which a later
+    /// download resumes. One download at a time writes it: this waits
+    /// while another holds it (one that was just cancelled lets go at its
+    /// next chunk). Call ``release(_:)`` after.
+    func claimPartial(_ checksum: String) async throws -> URL {
+        try makeFolders()
         let key = Self.key(checksum)
-        let isFree = lock.withLock { claimed.insert(key).inserted }
-        if isFree { return (partial.appendingPathComponent(key), true) }
-        let own = partial.appendingPathComponent(key + ".tmp-" + UUID().uuidString)
-        return (own, false)
+        while !lock.withLock({ claimed.insert(key).inserted }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return partial.appendingPathComponent(key)
     }
 
-    func release(_ claim: (url: URL, shared: Bool), checksum: String) {
-        if claim.shared {
-            _ = lock.withLock { claimed.remove(Self.key(checksum)) }
-        } else {
-            unlink(claim.url.path)
-        }
+    func release(_ checksum: String) {
+        _ = lock.withLock { claimed.remove(Self.key(checksum)) }
     }
 
     /// Checks a finished download's bytes against the asset and moves it
@@ -179,6 +182,7 @@ final class AssetStore: @unchecked Sendable {
 
     /// Writes bytes this device has into the cache.
     func cacheData(_ data: Data, as asset: CloudAsset) throws -> URL {
+        try makeFolders()
         let target = cache.appendingPathComponent(Self.key(asset.checksum))
         try write(data, to: target)
         return target
@@ -209,6 +213,7 @@ final class AssetStore: @unchecked Sendable {
 
     func setPinned(_ checksum: String, _ pinned: Bool) throws {
         let key = Self.key(checksum)
+        try makeFolders()
         let all = lock.withLock {
             if pinned { pins.insert(key) } else { pins.remove(key) }
             return pins.sorted()

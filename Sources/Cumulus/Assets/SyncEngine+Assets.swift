@@ -67,7 +67,7 @@ extension SyncEngine {
     /// Whether this device has the asset's bytes, so that reading it
     /// needs no download.
     public func hasContents(of asset: CloudAsset) -> Bool {
-        assets.file(for: asset.checksum) != nil
+        assets.file(for: asset.checksum, peeking: true) != nil
     }
 
     // MARK: The transfer
@@ -83,13 +83,19 @@ extension SyncEngine {
             return file
         }
         var location = try await locate(asset)
-        let claim = assets.claimPartial(asset.checksum)
-        defer { assets.release(claim, checksum: asset.checksum) }
+        let partial = try await assets.claimPartial(asset.checksum)
+        defer { assets.release(asset.checksum) }
+        // Another download may have finished it meanwhile.
+        if let file = assets.file(for: asset.checksum) {
+            report(.progress(completed: asset.size, total: asset.size))
+            report(.finished(file))
+            return file
+        }
         var refreshed = false
         while true {
-            var written = assets.exists(claim.url) ? assets.size(of: claim.url) : 0
+            var written = assets.exists(partial) ? assets.size(of: partial) : 0
             if written > asset.size {
-                unlink(claim.url.path)
+                unlink(partial.path)
                 written = 0
             }
             report(.progress(completed: written, total: asset.size))
@@ -97,15 +103,15 @@ extension SyncEngine {
             do {
                 let download = try await database.downloadAsset(
                     location.value, range: written > 0 ? written..<asset.size : nil)
-                try await Self.append(download, to: claim.url, from: written, of: asset, report: report)
+                try await Self.append(download, to: partial, from: written, of: asset, report: report)
                 break
             } catch let error as CloudError where error.code == .expired && !refreshed {
                 refreshed = true
                 location = try await lookUpAgain(asset, location)
             }
         }
-        if !assets.exists(claim.url) { _ = FileManager.default.createFile(atPath: claim.url.path, contents: nil) }
-        let file = try assets.complete(claim.url, as: asset)
+        if !assets.exists(partial) { _ = FileManager.default.createFile(atPath: partial.path, contents: nil) }
+        let file = try assets.complete(partial, as: asset)
         await trimCache(keeping: AssetStore.key(asset.checksum))
         report(.finished(file))
         return file

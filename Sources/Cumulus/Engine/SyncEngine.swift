@@ -91,7 +91,7 @@ public actor SyncEngine<Model: CloudCodable> {
             maximumConflictAttempts: configuration.maximumConflictAttempts,
             earlierVersionLimit: configuration.earlierVersionLimit, random: configuration.random)
         journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
-        assets = try AssetStore(directory: directory, cacheLimit: configuration.assetCacheLimit)
+        assets = AssetStore(directory: directory, cacheLimit: configuration.assetCacheLimit)
         let sessionSettings = SyncSession<Model>.Settings(
             batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,
             retryPolicy: configuration.retryPolicy, random: configuration.random,
@@ -230,12 +230,15 @@ public actor SyncEngine<Model: CloudCodable> {
     /// two at once, with the version the model was based on as the
     /// ancestor. A later upload based on the same version as a queued
     /// change replaces it, so that an edit undone before it was sent stays
-    /// undone.
+    /// undone. The bytes of each new ``CloudAsset`` are copied into the
+    /// engine's directory, durably, before the change is queued.
     ///
     /// - Throws: ``RecordTooLargeError`` for a record over the size limit,
     ///   or an `EncodingError`, before anything is queued;
-    ///   ``JournalError`` when the journal cannot be written;
-    ///   ``SyncEngineError`` when the engine was closed.
+    ///   ``JournalError`` when the journal or an asset's copy cannot be
+    ///   written; ``SyncEngineError`` when the engine was closed (or, with
+    ///   code `assetUnavailable`, when an asset's file changed since the
+    ///   asset was made from it).
     public func upload(_ models: [Model]) async throws {
         try checkOpen()
         let (uploads, newAssets) = try CloudAsset.collecting { try replica.prepare(models) }
