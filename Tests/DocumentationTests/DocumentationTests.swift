@@ -1,5 +1,5 @@
-import Foundation
 import Cumulus
+import Foundation
 import Testing
 
 /// Runs the documents' snippets that stand on their own; the others (an
