@@ -120,10 +120,8 @@ final class AssetStore: @unchecked Sendable {
         }
     }
 
-    /// Whether a local copy of the asset waits for its upload.
-    func hasLocalCopy(_ checksum: String) -> Bool {
-        exists(local.appendingPathComponent(Self.key(checksum)))
-    }
+    /// Whether any local copy (or a crash's half-written one) is there.
+    var hasLocalCopies: Bool { !Self.names(in: local).isEmpty }
 
     // MARK: Reading
 

@@ -113,6 +113,9 @@ extension SyncEngine {
             } catch let error as CloudError where !error.isTransient {
                 refusals[upload.operation] = Self.refusal(error, operations[upload.operation])
                 continue
+            } catch let error where !(error is CloudError || error is CancellationError) {
+                // The copy could not be read: the next attempt finds it, or refuses the save.
+                throw CloudError(.internalError, reason: "cannot send \(upload.file.lastPathComponent): \(error)")
             }
             guard let receipt = answer.receipt else {
                 throw CloudError(.internalError, reason: "an asset upload answered no receipt")
@@ -227,6 +230,8 @@ extension SyncEngine {
     /// server acknowledged their records, or they were never queued), and
     /// trims the cache.
     func retireAssetCopies() {
+        // An engine without local copies (most sends) has nothing to move.
+        guard assets.hasLocalCopies else { return }
         let held = pendingAssetKeys()
         assets.retire(keeping: held)
         assets.evict(protecting: held)

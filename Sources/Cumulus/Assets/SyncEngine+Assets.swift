@@ -61,7 +61,7 @@ extension SyncEngine {
     /// Lets the asset's file be evicted from the cache again.
     public func unpin(_ asset: CloudAsset) throws {
         try assets.setPinned(asset.checksum, false)
-        retireAssetCopies()
+        assets.evict(protecting: pendingAssetKeys())
     }
 
     /// Whether this device has the asset's bytes, so that reading it

@@ -386,6 +386,7 @@ extension SyncEngine {
 
     private func reportRunEnd(failure: (any Error)?) {
         stopReadingAhead()
+        retireAssetCopies()
         // Writes queued behind a fetch still happen, in order; a failed run does not wait for them.
         if failure != nil { writesBehind.removeAll() }
         if let failure { eventBroadcaster.yield(.syncFailed(reason: "\(failure)")) }
