@@ -38,8 +38,7 @@ public struct AssetDownloadProgress: AsyncSequence, Sendable {
 
     /// Starts the transfer.
     public func makeAsyncIterator() -> Iterator {
-        let (stream, continuation) = AsyncThrowingStream<AssetDownloadUpdate, any Error>.makeStream(
-            bufferingPolicy: .bufferingNewest(64))
+        let (stream, continuation) = AsyncThrowingStream<AssetDownloadUpdate, any Error>.makeStream()
         let transfer = transfer
         let task = Task {
             do {
