@@ -75,7 +75,9 @@ final class AssetStore: @unchecked Sendable {
 
     /// Copies the bytes of each asset into `local/` and syncs them, unless
     /// a copy is there already; an asset in the cache moves back. Returns
-    /// once every copy is durable.
+    /// once every copy is durable. Called on the engine's actor, with the
+    /// save queued right after, so that ``retire(keeping:)`` never sees a
+    /// copy whose save is not pending yet.
     func stage(_ assets: [CloudAsset]) throws {
         guard !assets.isEmpty else { return }
         try makeFolders()
@@ -206,6 +208,16 @@ final class AssetStore: @unchecked Sendable {
             total -= file.size
         }
     }
+
+    /// Runs file work that takes a while (hashing a download, reading a
+    /// whole file) on a queue of its own, not on the tasks' threads.
+    func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Self.queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private static let queue = DispatchQueue(label: "Cumulus.assets", attributes: .concurrent)
 
     // MARK: Pins, receipts, fresh URLs
 

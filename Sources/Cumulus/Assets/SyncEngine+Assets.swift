@@ -33,7 +33,8 @@ extension SyncEngine {
     /// have them; see ``fileURL(for:)``.
     public func data(for asset: CloudAsset) async throws -> Data {
         if case .data(let data)? = asset.source { return data }
-        return try Data(contentsOf: try await fileURL(for: asset), options: .mappedIfSafe)
+        let file = try await fileURL(for: asset)
+        return try await assets.offPool { try Data(contentsOf: file, options: .mappedIfSafe) }
     }
 
     /// Downloads an asset with progress; iterate to start it:
@@ -111,7 +112,8 @@ extension SyncEngine {
             }
         }
         if !assets.exists(partial) { _ = FileManager.default.createFile(atPath: partial.path, contents: nil) }
-        let file = try assets.complete(partial, as: asset)
+        let assets = assets
+        let file = try await assets.offPool { try assets.complete(partial, as: asset) }
         await trimCache(keeping: AssetStore.key(asset.checksum))
         report(.finished(file))
         return file
