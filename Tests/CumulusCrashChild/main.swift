@@ -4,6 +4,9 @@
 //
 // Usage: CumulusCrashChild <journal directory> <first index> <count> [burst size]
 //
+// With `--asset <journal directory> <file>` it uploads one model holding the
+// file as an asset, prints "uploaded" and waits to be killed.
+//
 // With `--hold <journal directory>` it opens an engine on the directory,
 // prints "ready" and waits to be killed, so that a test can see the
 // journal's lock held by a live process and released by its death.
@@ -59,7 +62,26 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+struct CrashPhoto: CloudCodable, Identifiable {
+    var id: String
+    var image: CloudAsset
+    var cloudMetadata: RecordMetadata?
+}
+
 let arguments = CommandLine.arguments
+if arguments.count == 4, arguments[1] == "--asset" {
+    // Uploads one photo of the file's bytes, says so once `upload` returned, and waits to be killed.
+    let engine = try await SyncEngine<CrashPhoto>(
+        database: UnreachableDatabase(), directory: URL(fileURLWithPath: arguments[2]),
+        configuration: SyncConfiguration(automaticSync: false))
+    try await engine.upload(
+        CrashPhoto(id: "photo", image: try CloudAsset(contentsOf: URL(fileURLWithPath: arguments[3]))))
+    say("uploaded")
+    while true {
+        try await Task.sleep(for: .seconds(3600))
+        _ = engine.zoneID
+    }
+}
 if arguments.count == 3, arguments[1] == "--hold" {
     let engine = try await SyncEngine<CrashNote>(
         database: UnreachableDatabase(), directory: URL(fileURLWithPath: arguments[2]),

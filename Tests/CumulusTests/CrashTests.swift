@@ -1,3 +1,4 @@
+import CumulusTesting
 import Foundation
 import Testing
 
@@ -51,6 +52,45 @@ struct CrashTests {
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
         return text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("note-") }
+    }
+
+    @Test("SIGKILL after an upload with an asset returned: the asset reaches the server with its bytes")
+    func killAfterAssetUpload() async throws {
+        let child = try #require(Self.childURL, "the CumulusCrashChild executable was not built")
+        let directory = temporaryDirectory("killAsset")
+        let source = directory.deletingLastPathComponent().appendingPathComponent("asset-\(UUID().uuidString)")
+        let bytes = Data((0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+        try bytes.write(to: source)
+        let process = Process()
+        process.executableURL = child
+        process.arguments = ["--asset", directory.path, source.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        var text = ""
+        while !text.contains("uploaded") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(text.contains("uploaded"))
+        // The app's file is gone too: only the engine's copy is left.
+        try FileManager.default.removeItem(at: source)
+
+        let server = InMemoryCloudServer()
+        let engine = try await SyncEngine<CrashPhoto>(
+            database: server.database(signedInAs: "alice"), directory: directory,
+            configuration: SyncConfiguration(automaticSync: false))
+        try await engine.sync()
+        #expect(await engine.pendingChangeCount == 0)
+        let reader = try await SyncEngine<CrashPhoto>(
+            database: server.database(signedInAs: "alice"), directory: temporaryDirectory("killAssetReader"),
+            configuration: SyncConfiguration(automaticSync: false))
+        try await reader.sync()
+        let photo = try #require(await reader.model(withIdentifier: "photo"))
+        #expect(try await reader.data(for: photo.image) == bytes)
     }
 
     @Test("SIGKILL in a burst of uploads loses none that returned", arguments: [(1, 300), (64, 2_000)])

@@ -23,6 +23,9 @@ struct InterposedDatabase: CloudDatabase {
     var beforeFetchZoneChanges: (@Sendable ([ZoneChangesRequest]) async -> Void)?
     /// Runs before each `records/query` request reaches the server.
     var beforeQuery: (@Sendable (RecordQuery, _ desiredKeys: [String]?) async -> Void)?
+    /// Runs before each chunk of a download reaches the engine, with the
+    /// number of chunks of that download before it.
+    var beforeDownloadChunk: (@Sendable (Int) async throws -> Void)?
 
     init(
         _ base: InMemoryCloudDatabase, notifies: Bool = true,
@@ -109,7 +112,14 @@ struct InterposedDatabase: CloudDatabase {
     }
 
     func downloadAsset(_ asset: Asset, range: Range<Int64>?) async throws -> AssetDownload {
-        try await base.downloadAsset(asset, range: range)
+        let download = try await base.downloadAsset(asset, range: range)
+        guard let hook = beforeDownloadChunk else { return download }
+        let counter = ChunkCounter()
+        let chunks = download.map { chunk in
+            try await hook(counter.next())
+            return chunk
+        }
+        return AssetDownload(assetSize: download.assetSize, range: download.range, chunks: chunks)
     }
 
     /// The same test in between, before the handle's bound view.
@@ -121,5 +131,19 @@ struct InterposedDatabase: CloudDatabase {
 
     func notifications() -> AsyncStream<CloudNotification> {
         notifies ? base.notifications() : AsyncStream { _ in }
+    }
+}
+
+/// Numbers the chunks of one download.
+private final class ChunkCounter: @unchecked Sendable {
+    // Safety: `count` is guarded by `lock`.
+    private let lock = NSLock()
+    private var count = 0
+
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        count += 1
+        return count - 1
     }
 }

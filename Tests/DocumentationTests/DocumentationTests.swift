@@ -1,4 +1,5 @@
 import Cumulus
+import Foundation
 import Testing
 
 /// Runs the documents' snippets that stand on their own; the others (an
@@ -40,6 +41,12 @@ struct DocumentationTests {
         let (posts, refused) = try await READMESnippets.publicBoard()
         #expect(posts.map(\.text) == ["Hello, everyone"])
         #expect(refused?.code == .accessDenied)
+    }
+
+    @Test("the README's photos example: the laptop downloads the phone's picture with its bytes")
+    func photosAndFiles() async throws {
+        let picture = try await READMESnippets.photosAndFiles()
+        #expect(picture == Data(repeating: 7, count: 2_000_000))
     }
 
     @Test("CumulusTesting's example: the phone's note reaches the laptop after two throttled saves")

@@ -31,7 +31,15 @@ enum READMESnippets {
         var cloudParentIdentifier: String? { albumID }  // the record's parent
     }
 
-    // README.md:266
+    // README.md:265
+    struct Picture: CloudCodable, Identifiable {
+        var id: String
+        var caption: String
+        var image: CloudAsset
+        var cloudMetadata: RecordMetadata?
+    }
+
+    // README.md:330
     struct Picture: CloudCodable, Identifiable {
         var id: String
         var album: CloudReference<Album>  // deleting the album deletes the picture
@@ -39,7 +47,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:394
+    // README.md:458
     struct Post: CloudCodable, Identifiable {
         var id: String
         var text: String
@@ -102,8 +110,37 @@ enum READMESnippets {
         await photos.close()
     }
 
+    static func photosAndFiles() async throws -> Data {
+        // README.md:265
+        let pictureServer = InMemoryCloudServer()
+        let here = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
+        let phone = try await SyncEngine<Picture>(
+            database: pictureServer.database(signedInAs: "alice"), directory: here.appending(path: "Phone"))
+        let bytes = Data(repeating: 7, count: 2_000_000)
+        try await phone.upload(Picture(id: "dunes", caption: "Dunes", image: CloudAsset(data: bytes)))
+        try await phone.sync()
+
+        var laptopConfiguration = SyncConfiguration()
+        laptopConfiguration.assetCacheLimit = 100_000_000  // bytes of downloads kept
+        let laptop = try await SyncEngine<Picture>(
+            database: pictureServer.database(signedInAs: "alice"), directory: here.appending(path: "Laptop"),
+            configuration: laptopConfiguration)
+        try await laptop.sync()
+        let dunes = await laptop.model(withIdentifier: "dunes")!
+        for try await update in laptop.download(dunes.image) {
+            switch update {
+            case .progress(let completed, let total): print("\(completed) of \(total) bytes")
+            case .finished(let file): print("downloaded to \(file.path)")
+            }
+        }
+        let picture = try await laptop.data(for: dunes.image)  // from the cache now
+        await phone.close()
+        await laptop.close()
+        return picture
+    }
+
     static func references() async throws -> [Picture] {
-        // README.md:266
+        // README.md:330
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let library = SyncConfiguration(zoneName: "Library")  // references stay in one zone
         let folder = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
@@ -128,7 +165,7 @@ enum READMESnippets {
     }
 
     static func sharing() async throws -> Share {
-        // README.md:318
+        // README.md:382
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         try await server.setEmailAddress("bob@example.com", forUser: "bob")
@@ -146,7 +183,7 @@ enum READMESnippets {
         // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
         share.addParticipant(.user("carol"), permission: .readOnly)
         share = try await aliceAlbums.saveShare(share)
-        // README.md:343
+        // README.md:407
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
         print(
@@ -164,7 +201,7 @@ enum READMESnippets {
     }
 
     static func publicBoard() async throws -> (posts: [Post], refused: CloudError?) {
-        // README.md:394
+        // README.md:458
         let board = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         let alice = try await SyncEngine<Post>(
@@ -193,7 +230,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:622
+        // README.md:686
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(

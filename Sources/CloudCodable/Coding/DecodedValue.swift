@@ -282,6 +282,13 @@ enum DecodedValue {
             }
             if T.self == [Location].self, case .locationList(let v) = field { return C.cast(v) }
             if T.self == [Asset].self, case .assetList(let v) = field { return C.cast(v) }
+            if T.self == CloudAsset.self, case .asset(let v) = field, let asset = CloudAsset(v) {
+                return C.cast(asset)
+            }
+            if T.self == [CloudAsset].self, case .assetList(let v) = field {
+                let assets = v.compactMap(CloudAsset.init)
+                if assets.count == v.count { return C.cast(assets) }
+            }
             // A CloudReference (or a list): generic, so known by conformance, asked of reference fields only.
             if case .reference(let v) = field, let made = T.self as? any ReferenceFieldDecodable.Type {
                 return try made.init(field: v, recordZone: recordZone(), codingPath: path().keys) as! T

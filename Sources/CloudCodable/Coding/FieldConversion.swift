@@ -83,6 +83,8 @@ enum FieldConversion {
         if T.self == [Reference].self { return .referenceList(cast(value)) }
         if T.self == [Location].self { return .locationList(cast(value)) }
         if T.self == [Asset].self { return .assetList(cast(value)) }
+        if T.self == CloudAsset.self { return .asset(CloudAsset.encoded(cast(value))) }
+        if T.self == [CloudAsset].self { return .assetList((cast(value) as [CloudAsset]).map(CloudAsset.encoded)) }
         return nil
     }
 

@@ -34,9 +34,25 @@ enum FieldMerge {
             let base = ancestor[key]
             let mine = client[key]
             let theirs = server[key]
-            if mine == base { result[key] = theirs }  // only the server changed it (or nobody)
+            if sameValue(mine, base) { result[key] = theirs }  // only the server changed it (or nobody)
         }
         return result
+    }
+
+    /// Whether two field values are the same. An asset is its contents: a
+    /// fresh download URL or a receipt is not a change.
+    static func sameValue(_ lhs: FieldValue?, _ rhs: FieldValue?) -> Bool {
+        switch (lhs, rhs) {
+        case (.asset(let a)?, .asset(let b)?): return sameAsset(a, b)
+        case (.assetList(let a)?, .assetList(let b)?):
+            return a.count == b.count && zip(a, b).allSatisfy(sameAsset)
+        default: return lhs == rhs
+        }
+    }
+
+    private static func sameAsset(_ lhs: Asset, _ rhs: Asset) -> Bool {
+        guard let checksum = lhs.fileChecksum else { return lhs == rhs }
+        return checksum == rhs.fileChecksum && lhs.size == rhs.size
     }
 
     private static func rebased<Model: CloudCodable>(_ client: Model, onto server: Model) -> Model {

@@ -54,6 +54,11 @@ public struct SyncConfiguration: Sendable {
     /// one interval (and the fetch that follows it). Each scan lists every
     /// record name of the type, a page per 200 records. 15 minutes by default.
     public var publicScanInterval: Duration = .seconds(900)
+    /// The most bytes the engine keeps of downloaded assets (in its
+    /// directory's `assets/cache`) before it deletes the least recently
+    /// used: 256 MiB by default. Pinned assets and copies not yet uploaded
+    /// are never deleted, and do not count.
+    public var assetCacheLimit: Int64 = 268_435_456
     /// How long opening waits for an engine of this process that holds the
     /// directory to let go (see ``SyncEngine/init(database:directory:configuration:)``);
     /// tests of the refusal shorten it.

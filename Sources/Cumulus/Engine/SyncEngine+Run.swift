@@ -316,7 +316,7 @@ extension SyncEngine {
             case .send(let operations):
                 event = .sent(
                     try await attempt {
-                        try await self.checkedDatabase.modifyRecords(operations, zoneID: self.zoneID, atomic: false)
+                        try await self.modifyRecordsSendingAssets(operations)
                     })
             case .lookUp(let name):
                 event = .lookedUp(
@@ -394,6 +394,7 @@ extension SyncEngine {
 
     private func reportRunEnd(failure: (any Error)?) {
         stopReadingAhead()
+        retireAssetCopies()
         // Writes queued behind a fetch still happen, in order; a failed run does not wait for them.
         if failure != nil { writesBehind.removeAll() }
         if let failure { eventBroadcaster.yield(.syncFailed(reason: "\(failure)")) }

@@ -31,6 +31,8 @@ public actor SyncEngine<Model: CloudCodable> {
     /// public database's default zone.
     public nonisolated let zoneID: ZoneID
     let journal: Journal
+    /// The asset files: local copies waiting for upload, the download cache.
+    let assets: AssetStore
 
     /// The replica and the run under way, and every decision about them.
     var session: SyncSession<Model>
@@ -94,6 +96,7 @@ public actor SyncEngine<Model: CloudCodable> {
             maximumConflictAttempts: configuration.maximumConflictAttempts,
             earlierVersionLimit: configuration.earlierVersionLimit, random: configuration.random)
         journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
+        assets = AssetStore(directory: directory, cacheLimit: configuration.assetCacheLimit)
         let sessionSettings = SyncSession<Model>.Settings(
             batchSize: configuration.batchSize, fetchResultsLimit: configuration.fetchResultsLimit,
             retryPolicy: configuration.retryPolicy, random: configuration.random,
@@ -107,6 +110,7 @@ public actor SyncEngine<Model: CloudCodable> {
         // Only now that the documents are accepted may opening change the files.
         try journal.finishOpening()
         if isPublic { startScanTimer() }
+        retireAssetCopies()
         if configuration.automaticSync { startAutomaticSync() }
     }
 
@@ -235,18 +239,23 @@ public actor SyncEngine<Model: CloudCodable> {
     /// two at once, with the version the model was based on as the
     /// ancestor. A later upload based on the same version as a queued
     /// change replaces it, so that an edit undone before it was sent stays
-    /// undone.
+    /// undone. The bytes of each new ``CloudAsset`` are copied into the
+    /// engine's directory, durably, before the change is queued.
     ///
     /// - Throws: ``RecordTooLargeError`` for a record over the size limit,
     ///   an `EncodingError`, or ``SyncEngineError`` with code
     ///   `crossZoneReference` for a reference to another zone, before
     ///   anything is queued;
-    ///   ``JournalError`` when the journal cannot be written;
-    ///   ``SyncEngineError`` when the engine was closed.
+    ///   ``JournalError`` when the journal or an asset's copy cannot be
+    ///   written; ``SyncEngineError`` when the engine was closed (or, with
+    ///   code `assetUnavailable`, when an asset's file changed since the
+    ///   asset was made from it).
     public func upload(_ models: [Model]) async throws {
         try checkOpen()
-        let uploads = try replica.prepare(models)
+        let (uploads, newAssets) = try CloudAsset.collecting { try replica.prepare(models) }
         guard !uploads.isEmpty else { return }
+        // The assets' bytes are durable before the saves that hold them.
+        try assets.stage(newAssets)
         try await carryOut(replica.upload(uploads))
         eventBroadcaster.yield(.pendingChanges(replica.pending.count))
         requestAutomaticSync(fetching: false)

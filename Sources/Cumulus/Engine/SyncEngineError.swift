@@ -15,6 +15,10 @@ public struct SyncEngineError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A model refers to a record of another zone than the engine's
         /// (a ``Reference`` with another `zoneID`); nothing was queued.
         public static let crossZoneReference = Code("crossZoneReference")
+        /// The bytes of an asset are not on this device and no record of the
+        /// engine says where to download them, or a file changed after an
+        /// asset was made from it.
+        public static let assetUnavailable = Code("assetUnavailable")
     }
 
     /// The kind of failure.
