@@ -141,14 +141,8 @@ struct RecordModification: Sendable {
         }
         try await applier.commit(in: &database, at: RecordService.milliseconds(now))
         let subscriptions = try await transaction.subscriptions(inDatabase: database.id, user: nil)
-        let queryNotifications = QuerySubscriptions.notifications(
-            of: applier.pending.values.map { (applier.rows[ExactName($0.name)], $0) }, zoneName: zoneName,
-            key: access.key, subscriptions: subscriptions, serial: database.serial,
-            logged: RecordService.milliseconds(now))
-        if !queryNotifications.isEmpty {
-            try await transaction.deleteQueryNotifications(loggedBefore: queryNotificationCutoff)
-            try await transaction.logQueryNotifications(queryNotifications, inDatabase: database.id)
-        }
+        let queryNotifications = try await logQueryNotifications(
+            of: applier, in: database, key: access.key, subscriptions: subscriptions, transaction)
         let types = newFieldTypes.values.flatMap(\.values).sorted {
             (ExactName($0.recordType), ExactName($0.fieldName)) < (ExactName($1.recordType), ExactName($1.fieldName))
         }
@@ -160,6 +154,21 @@ struct RecordModification: Sendable {
             results: results, changedZone: zoneName, subscriptions: subscriptions,
             queryNotifications: queryNotifications, newFieldTypes: types, key: access.key,
             sharedDatabases: sharedDatabases)
+    }
+
+    /// Keeps what the committed changes fire of the database's query
+    /// subscriptions, with the write's serial, and returns it.
+    private func logQueryNotifications(
+        of applier: Applier, in database: StoredDatabase, key: DatabaseKey, subscriptions: [StoredSubscription],
+        _ transaction: any StorageTransaction
+    ) async throws -> [StoredQueryNotification] {
+        let notifications = QuerySubscriptions.notifications(
+            of: applier.pending.values.map { (applier.rows[ExactName($0.name)], $0) }, zoneName: applier.zone.name,
+            key: key, subscriptions: subscriptions, serial: database.serial, logged: RecordService.milliseconds(now))
+        guard !notifications.isEmpty else { return [] }
+        try await transaction.deleteQueryNotifications(loggedBefore: queryNotificationCutoff)
+        try await transaction.logQueryNotifications(notifications, inDatabase: database.id)
+        return notifications
     }
 
     /// Throws ``SchemaConflict`` when a field this request typed first has
