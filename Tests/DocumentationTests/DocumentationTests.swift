@@ -30,7 +30,7 @@ struct DocumentationTests {
         #expect(share.participants.map(\.permission) == [.readWrite, .readWrite, .readOnly])
     }
 
-    @Test("the README's references example: deleting the album deletes its picture on the pictures' engine")
+    @Test("the README's references example: deleting the album deletes its clipping on the clippings' engine")
     func references() async throws {
         let left = try await READMESnippets.references()
         #expect(left.isEmpty)

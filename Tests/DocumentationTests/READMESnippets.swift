@@ -40,9 +40,9 @@ enum READMESnippets {
     }
 
     // README.md:330
-    struct Picture: CloudCodable, Identifiable {
+    struct Clipping: CloudCodable, Identifiable {
         var id: String
-        var album: CloudReference<Album>  // deleting the album deletes the picture
+        var album: CloudReference<Album>  // deleting the album deletes the clipping
         var alsoIn: [CloudReference<Album>] = []
         var cloudMetadata: RecordMetadata?
     }
@@ -139,28 +139,28 @@ enum READMESnippets {
         return picture
     }
 
-    static func references() async throws -> [Picture] {
+    static func references() async throws -> [Clipping] {
         // README.md:330
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let library = SyncConfiguration(zoneName: "Library")  // references stay in one zone
         let folder = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let albums = try await SyncEngine<Album>(
             database: database, directory: folder.appending(path: "Albums"), configuration: library)
-        let pictures = try await SyncEngine<Picture>(
-            database: database, directory: folder.appending(path: "Pictures"), configuration: library)
+        let clippings = try await SyncEngine<Clipping>(
+            database: database, directory: folder.appending(path: "Clippings"), configuration: library)
 
         let holidays = Album(id: "a1", name: "Holidays")
         try await albums.upload(holidays)
-        try await pictures.upload(Picture(id: "p1", album: CloudReference(holidays, action: .deleteSelf)))
+        try await clippings.upload(Clipping(id: "p1", album: CloudReference(holidays, action: .deleteSelf)))
         try await albums.sync()
-        try await pictures.sync()
+        try await clippings.sync()
 
         try await albums.delete([holidays])
         try await albums.sync()  // the server deletes p1 with its album
-        try await pictures.sync()  // `pictures.changes` gets .deleted(["p1"])
-        let left = await pictures.models  // []
+        try await clippings.sync()  // `clippings.changes` gets .deleted(["p1"])
+        let left = await clippings.models  // []
         await albums.close()
-        await pictures.close()
+        await clippings.close()
         return left
     }
 
