@@ -208,6 +208,29 @@ struct SyncEngineAssetTests {
         #expect(await devices.server.storedAssetCount() == 1)
     }
 
+    @Test("a save in doubt whose local copy is gone goes with the checksum alone, which the server already holds")
+    func inDoubtSaveWithoutLocalCopy() async throws {
+        let devices = SnapshotDevices()
+        let directory = temporaryDirectory("gone")
+        let (phone, database) = try await devices.engine(directory: directory)
+        let image = CloudAsset(data: assetBytes(120_000, seed: 9))
+        try await phone.upload(Snapshot(id: "p", caption: "", image: image))
+        database.inject(.networkFailure(afterApplying: true), on: [.modifyRecords])
+        try? await phone.sync(SyncOptions(maximumAttempts: 1))
+        await phone.close()
+        // The server holds the record and its asset; this device lost its copy
+        // (as when an acknowledgement never reached the disk before a crash).
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("assets/local"))
+
+        let (again, _) = try await devices.engine(directory: directory)
+        #expect(await again.pendingChangeCount == 1)
+        try await again.sync()
+        #expect(await again.pendingChangeCount == 0)
+        #expect(await again.refusedChanges.isEmpty)
+        #expect(devices.server.requestCount(of: .uploadAsset) == 1)
+        #expect(await devices.storedAsset("p")?.fileChecksum == image.checksum)
+    }
+
     @Test("a receipt that expired while the save waited is refused, and the bytes go up again")
     func expiredReceipt() async throws {
         let devices = SnapshotDevices()

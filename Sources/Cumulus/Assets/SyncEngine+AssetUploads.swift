@@ -53,12 +53,10 @@ extension SyncEngine {
                         uploads.append(
                             AssetUpload(operation: index, field: field, position: place, checksum: checksum, file: file)
                         )
-                    } else {
-                        refusals[index] = CloudError(
-                            .badRequest,
-                            reason: "field '\(field)' holds an asset (\(checksum)) whose bytes are not on this device",
-                            recordName: record.recordName, zoneID: zoneID)
                     }
+                    // Without the bytes here, the save goes with the checksum alone: the
+                    // server keeps an asset its field already holds (a save acknowledged
+                    // before a crash lost the acknowledgement), and refuses it otherwise.
                 }
             }
         }
