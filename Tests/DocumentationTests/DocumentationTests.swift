@@ -49,6 +49,20 @@ struct DocumentationTests {
         #expect(picture == Data(repeating: 7, count: 2_000_000))
     }
 
+    @Test("the photos article: the tablet downloads the picture's bytes; deleting the album deletes the photo")
+    func photosArticle() async throws {
+        let (received, left) = try await PhotosAndFilesSnippets.photos()
+        #expect(received == Data((0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        #expect(left.isEmpty)
+    }
+
+    @Test("the public database article: a visitor reads alice's notice; bob's edit of it is refused")
+    func publicDatabaseArticle() async throws {
+        let (seen, refused) = try await PublicDatabaseSnippets.board()
+        #expect(seen == ["Open on Sunday"])
+        #expect(refused?.code == .accessDenied)
+    }
+
     @Test("CumulusTesting's example: the phone's note reaches the laptop after two throttled saves")
     func twoDevices() async throws {
         let notes = try await CumulusTestingSnippets.twoDevices()

@@ -6,7 +6,7 @@ import CumulusTesting
 import Foundation
 
 enum READMESnippets {
-    // README.md:58
+    // README.md:61
     struct Landmark: CloudCodable, Identifiable {
         var id = UUID()  // becomes the record name
         var name: String
@@ -15,14 +15,14 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?  // nil until the server has the record
     }
 
-    // README.md:212
+    // README.md:215
     struct Album: CloudCodable, Identifiable {
         var id: String
         var name: String
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:212
+    // README.md:215
     struct Photo: CloudCodable, Identifiable {
         var id: String
         var albumID: String
@@ -31,7 +31,7 @@ enum READMESnippets {
         var cloudParentIdentifier: String? { albumID }  // the record's parent
     }
 
-    // README.md:265
+    // README.md:268
     struct Picture: CloudCodable, Identifiable {
         var id: String
         var caption: String
@@ -39,7 +39,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:330
+    // README.md:333
     struct Clipping: CloudCodable, Identifiable {
         var id: String
         var album: CloudReference<Album>  // deleting the album deletes the clipping
@@ -47,7 +47,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:458
+    // README.md:461
     struct Post: CloudCodable, Identifiable {
         var id: String
         var text: String
@@ -55,7 +55,7 @@ enum READMESnippets {
     }
 
     static func quickStart() async throws -> (record: Record, back: Landmark) {
-        // README.md:58
+        // README.md:61
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
 
         let record = try RecordEncoder().encode(landmark)
@@ -69,7 +69,7 @@ enum READMESnippets {
     }
 
     static func syncing() async throws {
-        // README.md:94
+        // README.md:97
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let directory = FileManager.default.temporaryDirectory.appending(path: "Landmarks")
         let engine = try await SyncEngine<Landmark>(database: database, directory: directory)
@@ -91,7 +91,7 @@ enum READMESnippets {
     }
 
     static func belongTogether() async throws {
-        // README.md:212
+        // README.md:215
         let library = InMemoryCloudServer().database(signedInAs: "alice")
         let shared = SyncConfiguration(zoneName: "Library")
         let root = FileManager.default.temporaryDirectory
@@ -111,7 +111,7 @@ enum READMESnippets {
     }
 
     static func photosAndFiles() async throws -> Data {
-        // README.md:265
+        // README.md:268
         let pictureServer = InMemoryCloudServer()
         let here = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let phone = try await SyncEngine<Picture>(
@@ -140,7 +140,7 @@ enum READMESnippets {
     }
 
     static func references() async throws -> [Clipping] {
-        // README.md:330
+        // README.md:333
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let library = SyncConfiguration(zoneName: "Library")  // references stay in one zone
         let folder = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
@@ -165,7 +165,7 @@ enum READMESnippets {
     }
 
     static func sharing() async throws -> Share {
-        // README.md:382
+        // README.md:385
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         try await server.setEmailAddress("bob@example.com", forUser: "bob")
@@ -183,7 +183,7 @@ enum READMESnippets {
         // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
         share.addParticipant(.user("carol"), permission: .readOnly)
         share = try await aliceAlbums.saveShare(share)
-        // README.md:407
+        // README.md:410
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
         print(
@@ -201,7 +201,7 @@ enum READMESnippets {
     }
 
     static func publicBoard() async throws -> (posts: [Post], refused: CloudError?) {
-        // README.md:458
+        // README.md:461
         let board = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         let alice = try await SyncEngine<Post>(
@@ -230,7 +230,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:686
+        // README.md:689
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
