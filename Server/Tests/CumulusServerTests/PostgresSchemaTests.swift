@@ -110,7 +110,74 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == [1, 2, 3])
+            #expect(versions == [1, 2, 3, 4])
+        }
+    }
+
+    /// Version three as it shipped (sharing), applied to ``versionTwo``.
+    static let versionThree: [PostgresQuery] = [
+        """
+        ALTER TABLE records ADD COLUMN parent TEXT, ADD COLUMN share_key TEXT, ADD COLUMN former_share_key TEXT
+        """,
+        "CREATE INDEX records_by_parent ON records (zone_id, parent) WHERE NOT deleted AND parent IS NOT NULL",
+        """
+        ALTER TABLE zone_log ADD COLUMN owner_record_name TEXT NOT NULL DEFAULT '', DROP CONSTRAINT zone_log_pkey,
+            ADD PRIMARY KEY (database_id, owner_record_name, zone_name)
+        """,
+        """
+        CREATE TABLE shares (zone_id BIGINT NOT NULL REFERENCES zones ON DELETE CASCADE, record_name TEXT NOT NULL,
+            short_guid TEXT NOT NULL UNIQUE, container TEXT NOT NULL, environment TEXT NOT NULL, owner TEXT NOT NULL,
+            zone_name TEXT NOT NULL, root_record_name TEXT, public_permission TEXT NOT NULL,
+            participants BYTEA NOT NULL, PRIMARY KEY (zone_id, record_name))
+        """,
+        // One row per participant who accepted, to find a user's shares by index.
+        """
+        CREATE TABLE share_acceptances (zone_id BIGINT NOT NULL, record_name TEXT NOT NULL,
+            container TEXT NOT NULL, environment TEXT NOT NULL, user_name TEXT NOT NULL,
+            PRIMARY KEY (container, environment, user_name, zone_id, record_name),
+            FOREIGN KEY (zone_id, record_name) REFERENCES shares (zone_id, record_name) ON DELETE CASCADE)
+        """,
+        "CREATE INDEX share_acceptances_by_share ON share_acceptances (zone_id, record_name)",
+        """
+        ALTER TABLE users ADD COLUMN email_address TEXT, ADD COLUMN discoverable BOOLEAN NOT NULL DEFAULT false
+        """,
+        "CREATE INDEX users_by_record_name ON users (container, record_name)",
+        "CREATE INDEX users_by_email ON users (container, email_address) WHERE email_address IS NOT NULL",
+    ]
+
+    @Test("a version-three database opens with its records; it then keeps assets, tickets, receipts and a secret")
+    func migratesVersionThree() async throws {
+        try await PostgresTestDatabase.with { url in
+            try await PostgresTestDatabase.connect(to: url) { connection, logger in
+                for statement in Self.versionTwo + Self.versionThree + [
+                    "INSERT INTO cumulus_schema (version) VALUES (3)",
+                    """
+                    INSERT INTO databases (container, environment, scope, owner, incarnation, serial)
+                        VALUES ('iCloud.old', 'development', 'private', '_alice', 7, 2)
+                    """,
+                    "INSERT INTO zones (database_id, name, incarnation, serial) VALUES (1, 'Notes', 3, 2)",
+                    "INSERT INTO records (zone_id, name, type, serial, deleted) VALUES (1, 'gone', 'Note', 1, true)",
+                ] {
+                    try await connection.query(statement, logger: logger)
+                }
+            }
+            let storage = try await PostgresStorage(url: url, logger: quietLogger)
+            do {
+                let key = DatabaseKey(
+                    container: "iCloud.old", environment: .development, scope: .private, owner: "_alice")
+                try await storage.read { transaction in
+                    let database = try #require(try await transaction.database(key))
+                    let zone = try #require(
+                        try await transaction.zones(inDatabase: database.id, named: ["Notes"]).first)
+                    let rows = try await transaction.records(named: ["gone"], inZone: zone.id)
+                    #expect(rows.map(\.serial) == [1] && rows.first?.record == nil)
+                }
+                try await AssetStorageTests.roundTripRows(storage)
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+            try await storage.close()
         }
     }
 

@@ -117,7 +117,7 @@ struct SQLiteSchemaTests {
             let check = try await SQLiteConnection.open(storage: .file(path: path))
             defer { Task { try? await check.close() } }
             let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 4)
+            #expect(version == 5)
             let tables = try await check.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
                 $0.column("name")?.string
             }
@@ -233,7 +233,82 @@ struct SQLiteSchemaTests {
         }
     }
 
-    @Test("a fresh file is created at version four with user_name columns; a file of a later version is refused")
+    /// Version four as it shipped (sharing), applied to ``versionsTwoAndThree``.
+    static let versionFour = [
+        "ALTER TABLE records ADD COLUMN parent TEXT",
+        "ALTER TABLE records ADD COLUMN share_key TEXT",
+        "ALTER TABLE records ADD COLUMN former_share_key TEXT",
+        "CREATE INDEX records_by_parent ON records (zone_id, parent) WHERE deleted = 0 AND parent IS NOT NULL",
+        // SQLite cannot change a primary key: the log is copied into a new table.
+        """
+        CREATE TABLE zone_log_by_owner (database_id INTEGER NOT NULL REFERENCES databases,
+            owner_record_name TEXT NOT NULL, zone_name TEXT NOT NULL, serial INTEGER NOT NULL,
+            deleted INTEGER NOT NULL, PRIMARY KEY (database_id, owner_record_name, zone_name))
+        """,
+        """
+        INSERT INTO zone_log_by_owner (database_id, owner_record_name, zone_name, serial, deleted)
+            SELECT database_id, '', zone_name, serial, deleted FROM zone_log
+        """,
+        "DROP TABLE zone_log",
+        "ALTER TABLE zone_log_by_owner RENAME TO zone_log",
+        "CREATE INDEX zone_log_by_serial ON zone_log (database_id, serial)",
+        """
+        CREATE TABLE shares (zone_id INTEGER NOT NULL REFERENCES zones ON DELETE CASCADE, record_name TEXT NOT NULL,
+            short_guid TEXT NOT NULL UNIQUE, container TEXT NOT NULL, environment TEXT NOT NULL, owner TEXT NOT NULL,
+            zone_name TEXT NOT NULL, root_record_name TEXT, public_permission TEXT NOT NULL,
+            participants BLOB NOT NULL, PRIMARY KEY (zone_id, record_name))
+        """,
+        // One row per participant who accepted, to find a user's shares by index.
+        """
+        CREATE TABLE share_acceptances (zone_id INTEGER NOT NULL, record_name TEXT NOT NULL,
+            container TEXT NOT NULL, environment TEXT NOT NULL, user_name TEXT NOT NULL,
+            PRIMARY KEY (container, environment, user_name, zone_id, record_name),
+            FOREIGN KEY (zone_id, record_name) REFERENCES shares (zone_id, record_name) ON DELETE CASCADE)
+        """,
+        "CREATE INDEX share_acceptances_by_share ON share_acceptances (zone_id, record_name)",
+        "ALTER TABLE users ADD COLUMN email_address TEXT",
+        "ALTER TABLE users ADD COLUMN discoverable INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX users_by_record_name ON users (container, record_name)",
+        "CREATE INDEX users_by_email ON users (container, email_address) WHERE email_address IS NOT NULL",
+    ]
+
+    @Test("a version-four file opens with its records and shares; it then keeps assets, tickets, receipts and a secret")
+    func migratesVersionFour() async throws {
+        try await Self.withFile { path in
+            let connection = try await SQLiteConnection.open(storage: .file(path: path))
+            do {
+                for statement in Self.versionOne + Self.versionsTwoAndThree + Self.versionFour + [
+                    "INSERT INTO databases VALUES (1, 'iCloud.old', 'development', 'private', '_alice', 7, 2)",
+                    "INSERT INTO zones VALUES (1, 1, 'Notes', 3, 2)",
+                    "INSERT INTO records VALUES (1, 'gone', 'Note', 1, 1, '_alice', NULL, NULL, NULL, NULL)",
+                    "PRAGMA user_version = 4",
+                ] {
+                    _ = try await connection.query(statement)
+                }
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+
+            let storage = try await SQLiteStorage(path: path, logger: quietLogger)
+            let key = DatabaseKey(container: "iCloud.old", environment: .development, scope: .private, owner: "_alice")
+            try await storage.read { transaction in
+                let database = try #require(try await transaction.database(key))
+                let zone = try #require(try await transaction.zones(inDatabase: database.id, named: ["Notes"]).first)
+                let rows = try await transaction.records(named: ["gone"], inZone: zone.id)
+                #expect(rows.map(\.serial) == [1] && rows.first?.record == nil)
+            }
+            try await AssetStorageTests.roundTripRows(storage)
+            try await storage.close()
+            let check = try await SQLiteConnection.open(storage: .file(path: path))
+            let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
+            try await check.close()
+            #expect(version == 5)
+        }
+    }
+
+    @Test("a fresh file is created at version five with user_name columns; a file of a later version is refused")
     func freshFile() async throws {
         try await Self.withFile { path in
             let storage = try await SQLiteStorage(path: path, logger: quietLogger)
@@ -243,19 +318,19 @@ struct SQLiteSchemaTests {
             try await storage.close()
             let connection = try await SQLiteConnection.open(storage: .file(path: path))
             let version = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 4)
+            #expect(version == 5)
             let columns = try await connection.query("PRAGMA table_info(quotas)").compactMap {
                 $0.column("name")?.string
             }
             #expect(columns.contains("user_name"), "\(columns)")
-            _ = try await connection.query("PRAGMA user_version = 5")
+            _ = try await connection.query("PRAGMA user_version = 6")
             try await connection.close()
             do {
                 let storage = try await SQLiteStorage(path: path, logger: quietLogger)
                 try await storage.close()
                 Issue.record("a file of a later version was opened")
             } catch let error as CloudError {
-                #expect(error.code == .internalError && error.reason.contains("5"))
+                #expect(error.code == .internalError && error.reason.contains("6"))
             }
         }
     }
