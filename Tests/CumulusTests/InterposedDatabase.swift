@@ -88,6 +88,18 @@ struct InterposedDatabase: CloudDatabase {
 
     func checkAccount() async throws -> AccountCheck { try await base.checkAccount() }
 
+    func requestAssetUploads(_ requests: [AssetUploadRequest], zoneID: ZoneID) async throws -> [AssetUploadTarget] {
+        try await base.requestAssetUploads(requests, zoneID: zoneID)
+    }
+
+    func uploadAsset(contentsOf file: URL, to target: AssetUploadTarget) async throws -> Asset {
+        try await base.uploadAsset(contentsOf: file, to: target)
+    }
+
+    func downloadAsset(_ asset: Asset, range: Range<Int64>?) async throws -> AssetDownload {
+        try await base.downloadAsset(asset, range: range)
+    }
+
     /// The same test in between, before the handle's bound view.
     func bound(to check: AccountCheck) -> any CloudDatabase {
         var bound = self

@@ -83,6 +83,12 @@ struct WireRequestTests {
                 desiredRecordTypes: ["Note"])),
         .fetchChangedZones(syncToken: nil),
         .fetchChangedZones(syncToken: SyncToken(rawValue: "db-2")),
+        .requestAssetUploads(
+            [
+                AssetUploadRequest(recordName: "n1", recordType: "Note", fieldName: "photo"),
+                AssetUploadRequest(recordName: nil, recordType: "Ünï", fieldName: "pages"),
+            ], zoneID: F.zone),
+        .requestAssetUploads([], zoneID: .defaultZone),
     ]
 
     @Test("every request reads back as it was written", arguments: requests)
@@ -364,6 +370,9 @@ struct WireRequestTests {
         (.lookupSubscriptions, #"{"subscriptions":[{}]}"#, "subscriptionID"),
         (.lookupZones, #"{"zones":[{"zoneName":"\ud800"}]}"#, "surrogate"),
         (.currentUser, "nope", "object"),
+        (.requestAssetUploads, #"{"zoneID":{"zoneName":"A"}}"#, "tokens"),
+        (.requestAssetUploads, #"{"tokens":[{"recordName":"a","fieldName":"f"}]}"#, "recordType"),
+        (.requestAssetUploads, #"{"tokens":[{"recordType":"T"}]}"#, "fieldName"),
     ]
 
     @Test("a body that is not a valid request is BAD_REQUEST saying what and where", arguments: badBodies.indices)

@@ -96,6 +96,15 @@ struct WireResponseTests {
                     changedZones: [F.zone], deletedZones: [F.otherZone], syncToken: SyncToken(rawValue: "d1"),
                     moreComing: false))
         ),
+        (
+            .requestAssetUploads,
+            .assetUploads([
+                AssetUploadTarget(
+                    recordName: "n1", fieldName: "photo", url: "https://cloud.example/assets/1/upload/t1"),
+                AssetUploadTarget(recordName: "ü", fieldName: "f", url: "/assets/1/upload/t2"),
+            ])
+        ),
+        (.requestAssetUploads, .assetUploads([])),
     ]
 
     @Test("every answer reads back as it was written", arguments: answers.indices)
@@ -173,6 +182,8 @@ struct WireResponseTests {
     static let badAnswers: [(CloudOperation, String)] = [
         (.modifyRecords, ""),
         (.modifyRecords, "{}"),
+        (.requestAssetUploads, "{}"),
+        (.requestAssetUploads, #"{"tokens":[{"recordName":"a","fieldName":"f"}]}"#),
         (.modifyRecords, #"{"records":[{"recordName":"a"}]}"#),
         (.modifyRecords, #"{"records":[{"recordName":"a","recordType":"T""#),
         (.queryRecords, #"{"records":[{"recordName":"a","deleted":true}]}"#),

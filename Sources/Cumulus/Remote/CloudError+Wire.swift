@@ -7,7 +7,8 @@ extension CloudError {
     /// came back (for example a proxy's HTML page).
     ///
     /// The typed error's code follows the status (401 `AUTHENTICATION_FAILED`,
-    /// 403 `ACCESS_DENIED`, 404 `NOT_FOUND`, 413 `BAD_REQUEST`, 421
+    /// 403 `ACCESS_DENIED`, 404 `NOT_FOUND`, 410 `EXPIRED`, 413
+    /// `BAD_REQUEST`, 416 `RANGE_NOT_SATISFIABLE`, 421
     /// `AUTHENTICATION_REQUIRED`, 429 `THROTTLED`, 502, 503 and 504
     /// `TRY_AGAIN_LATER`, other 5xx `INTERNAL_ERROR`, other 4xx
     /// `BAD_REQUEST`); its reason never quotes the body, which might echo
@@ -37,6 +38,8 @@ extension CloudError {
         case 413:
             code = .badRequest
             what = "the request is too large for the server"
+        case 410: code = .expired
+        case 416: code = .rangeNotSatisfiable
         case 421: code = .authenticationRequired
         case 429: code = .throttled
         case 502, 503, 504: code = .tryAgainLater

@@ -71,6 +71,58 @@ public struct CloudHTTPResponse: Sendable, Hashable {
 public protocol CloudTransport: Sendable {
     /// Sends `request` and returns the server's answer.
     func send(_ request: CloudHTTPRequest) async throws -> CloudHTTPResponse
+
+    /// Sends `request` with the file's bytes as its body, read from the
+    /// file as they are sent. The default reads the file whole and calls
+    /// ``send(_:)``: enough for fakes, not for large files.
+    func upload(_ request: CloudHTTPRequest, fromFile file: URL) async throws -> CloudHTTPResponse
+
+    /// Sends `request` and returns the answer's status and headers as soon
+    /// as they arrive, with its body to read as it arrives. The default
+    /// calls ``send(_:)`` and yields the body as one chunk.
+    func stream(_ request: CloudHTTPRequest) async throws -> CloudHTTPStreamedResponse
+}
+
+extension CloudTransport {
+    /// Reads the file whole and sends it with ``send(_:)``.
+    public func upload(_ request: CloudHTTPRequest, fromFile file: URL) async throws -> CloudHTTPResponse {
+        var request = request
+        request.body = [UInt8](try Data(contentsOf: file))
+        return try await send(request)
+    }
+
+    /// Sends the request with ``send(_:)`` and yields its body as one chunk.
+    public func stream(_ request: CloudHTTPRequest) async throws -> CloudHTTPStreamedResponse {
+        let response = try await send(request)
+        let (body, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+        if !response.body.isEmpty { continuation.yield(response.body) }
+        continuation.finish()
+        return CloudHTTPStreamedResponse(status: response.status, headers: response.headers, body: body)
+    }
+}
+
+/// An HTTP answer whose body is still arriving: what
+/// ``CloudTransport/stream(_:)`` returns.
+public struct CloudHTTPStreamedResponse: Sendable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The header fields, by name as the server wrote it.
+    public var headers: [String: String]
+    /// The body's chunks as they arrive; it throws a network failure when
+    /// the connection breaks, and stopping to read it cancels the transfer.
+    public var body: AsyncThrowingStream<[UInt8], any Error>
+
+    /// Creates an answer.
+    public init(status: Int, headers: [String: String], body: AsyncThrowingStream<[UInt8], any Error>) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The value of the header `name`, compared without regard to case as HTTP does.
+    public func header(_ name: String) -> String? {
+        CloudHTTPResponse(status: status, headers: headers).header(name)
+    }
 }
 
 /// A ``CloudTransport`` over `URLSession`.
@@ -108,12 +160,7 @@ public struct URLSessionTransport: CloudTransport {
 
     /// Sends `request`; cancelling the calling task cancels the request.
     public func send(_ request: CloudHTTPRequest) async throws -> CloudHTTPResponse {
-        var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = request.method
-        urlRequest.timeoutInterval = max(0.001, request.timeout.seconds)
-        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        if let body = request.body { urlRequest.httpBody = Data(body) }
+        let urlRequest = Self.urlRequest(for: request)
         let task = TaskBox()
         return try await withTaskCancellationHandler {
             try Task.checkCancellation()
@@ -129,8 +176,58 @@ public struct URLSessionTransport: CloudTransport {
         }
     }
 
+    /// Sends `request` with the file as its body, streamed from disk by
+    /// `URLSession`; cancelling the calling task cancels the request.
+    public func upload(_ request: CloudHTTPRequest, fromFile file: URL) async throws -> CloudHTTPResponse {
+        let urlRequest = Self.urlRequest(for: request)
+        let task = TaskBox()
+        return try await withTaskCancellationHandler {
+            try Task.checkCancellation()
+            return try await withCheckedThrowingContinuation { continuation in
+                let uploadTask = owner.session.uploadTask(with: urlRequest, fromFile: file) { data, response, error in
+                    continuation.resume(with: Self.result(data: data, response: response, error: error))
+                }
+                if !task.start(uploadTask) { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Sends `request` on a session of its own whose delegate yields the
+    /// body's chunks as they arrive; the session ends with the transfer,
+    /// and stopping to read the body cancels it.
+    public func stream(_ request: CloudHTTPRequest) async throws -> CloudHTTPStreamedResponse {
+        let delegate = StreamingDelegate()
+        let session = URLSession(
+            configuration: owner.session.configuration, delegate: delegate, delegateQueue: nil)
+        let dataTask = session.dataTask(with: Self.urlRequest(for: request))
+        delegate.body.onTermination = { _ in
+            dataTask.cancel()
+            session.finishTasksAndInvalidate()
+        }
+        return try await withTaskCancellationHandler {
+            try Task.checkCancellation()
+            return try await withCheckedThrowingContinuation { continuation in
+                delegate.start(dataTask, answering: continuation)
+            }
+        } onCancel: {
+            dataTask.cancel()
+        }
+    }
+
+    private static func urlRequest(for request: CloudHTTPRequest) -> URLRequest {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.timeoutInterval = max(0.001, request.timeout.seconds)
+        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        if let body = request.body { urlRequest.httpBody = Data(body) }
+        return urlRequest
+    }
+
     /// The answer or the error of a finished data task.
-    private static func result(data: Data?, response: URLResponse?, error: (any Error)?) -> Result<
+    fileprivate static func result(data: Data?, response: URLResponse?, error: (any Error)?) -> Result<
         CloudHTTPResponse, any Error
     > {
         if let error {
@@ -201,12 +298,12 @@ private final class SessionOwner: Sendable {
 private final class TaskBox: @unchecked Sendable {
     // Safety: `task` and `cancelled` are touched only while `lock` is held.
     private let lock = NSLock()
-    private var task: URLSessionDataTask?
+    private var task: URLSessionTask?
     private var cancelled = false
 
     /// Starts `task`, or returns `false` without starting it when the
     /// request was already cancelled.
-    func start(_ task: URLSessionDataTask) -> Bool {
+    func start(_ task: URLSessionTask) -> Bool {
         lock.lock()
         self.task = task
         let cancelled = cancelled
@@ -222,5 +319,75 @@ private final class TaskBox: @unchecked Sendable {
         let task = task
         lock.unlock()
         task?.cancel()
+    }
+}
+
+/// The delegate of one streamed transfer: answers the status and headers
+/// once they arrive, then yields the body's chunks.
+private final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Safety: `answer` is touched only while `lock` is held; the stream's
+    // continuation is Sendable, and the rest is set before the task starts.
+    private let lock = NSLock()
+    private var answer: CheckedContinuation<CloudHTTPStreamedResponse, any Error>?
+    let stream: AsyncThrowingStream<[UInt8], any Error>
+    let body: AsyncThrowingStream<[UInt8], any Error>.Continuation
+
+    override init() {
+        (stream, body) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+    }
+
+    func start(
+        _ task: URLSessionDataTask, answering continuation: CheckedContinuation<CloudHTTPStreamedResponse, any Error>
+    ) {
+        lock.lock()
+        answer = continuation
+        lock.unlock()
+        task.resume()
+    }
+
+    /// The continuation of the answer, once: later calls get `nil`.
+    private func takeAnswer() -> CheckedContinuation<CloudHTTPStreamedResponse, any Error>? {
+        lock.lock()
+        defer { lock.unlock() }
+        let taken = answer
+        answer = nil
+        return taken
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let http = response as? HTTPURLResponse else {
+            completionHandler(.cancel)
+            takeAnswer()?.resume(throwing: CloudError(.networkFailure, reason: "the answer was not an HTTP response"))
+            return
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { headers[String(describing: name)] = String(describing: value) }
+        completionHandler(.allow)
+        takeAnswer()?.resume(
+            returning: CloudHTTPStreamedResponse(status: http.statusCode, headers: headers, body: stream))
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        body.yield([UInt8](data))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let failure: (any Error)? = error.map { error in
+            guard let urlError = error as? URLError else {
+                return CloudError(.networkFailure, reason: "the request failed (\(type(of: error)))")
+            }
+            return urlError.code == .cancelled ? CancellationError() : URLSessionTransport.networkFailure(for: urlError)
+        }
+        if let failure {
+            takeAnswer()?.resume(throwing: failure)
+            body.finish(throwing: failure)
+        } else {
+            takeAnswer()?.resume(throwing: CloudError(.networkFailure, reason: "the answer ended before its headers"))
+            body.finish()
+        }
+        session.finishTasksAndInvalidate()
     }
 }

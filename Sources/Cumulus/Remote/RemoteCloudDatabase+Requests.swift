@@ -187,11 +187,11 @@ struct RemoteSession: Sendable {
     }
 
     /// `scheme://host:port`, lowercased, with the scheme's default port spelled out.
-    private func origin(of url: URL) -> String {
+    func origin(of url: URL) -> String {
         let scheme = url.scheme?.lowercased() ?? ""
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 
-    private func now() -> Date { configuration.currentDate() }
+    func now() -> Date { configuration.currentDate() }
 }

@@ -269,3 +269,26 @@ struct AssetPresenter: Sendable {
         return presented
     }
 }
+
+extension Record {
+    /// The stored record without the ids of its assets: what a look at
+    /// storage shows where no download URL is made.
+    package func withoutAssetIDs() -> Record {
+        guard AssetRules.hasAssets(self) else { return self }
+        func strip(_ value: Asset) -> Asset {
+            guard AssetRules.assetID(of: value) != nil else { return value }
+            var stripped = value
+            stripped.downloadURL = nil
+            return stripped
+        }
+        var record = self
+        for (name, value) in fields {
+            switch value {
+            case .asset(let asset): record.fields[name] = .asset(strip(asset))
+            case .assetList(let list): record.fields[name] = .assetList(list.map(strip))
+            default: continue
+            }
+        }
+        return record
+    }
+}

@@ -72,7 +72,7 @@ extension RecordService {
 
     /// Receives the bytes of an upload URL (`POST <publicURL>/assets/1/upload/<ticket>`)
     /// and answers the asset to save: `{fileChecksum, size, receipt}`,
-    /// which ``Cumulus/Asset/singleFileBody()`` writes as the answer's body.
+    /// which `Asset.singleFileBody()` writes as the answer's body.
     ///
     /// The URL is the credential: the ticket says who asked, for which
     /// record field, until when. Each upload to it makes a new asset and

@@ -16,6 +16,10 @@ public protocol AssetByteStore: Sendable {
     /// When iterating `chunks` throws (the service stops an asset that grows
     /// over its limit that way, and a client may go away), the store keeps
     /// nothing of it and rethrows that error.
+    ///
+    /// `chunks` need not be `Sendable` (a request body rarely is): read it
+    /// in the calling task, from a nonisolated method (a struct or final
+    /// class, not an actor's isolated method).
     func write<Chunks: AsyncSequence>(_ chunks: Chunks, as id: String) async throws where Chunks.Element == [UInt8]
 
     /// The bytes `range` of the asset stored under `id`, as a stream of

@@ -21,7 +21,8 @@ import Foundation
 /// Every request (each protocol method but ``notifications()``) first waits
 /// the injected latency on the server's clock, then meets the next injected
 /// fault if any, then needs a signed-in user (`AUTHENTICATION_REQUIRED`
-/// otherwise); only then does the server carry it out.
+/// otherwise); only then does the server carry it out. Sending or reading
+/// an asset's bytes needs no account: its URL is the credential.
 public final class InMemoryCloudDatabase: CloudDatabase {
     /// The server the handle talks to.
     public let server: InMemoryCloudServer

@@ -201,7 +201,8 @@ public actor InMemoryCloudServer {
     }
 
     /// The records a zone holds now, by record name, without going through a
-    /// handle (no faults, no latency, no request counted). `user` names the
+    /// handle (no faults, no latency, no request counted). Assets carry
+    /// their checksum and size, without a download URL. `user` names the
     /// private or shared database; it is ignored for the public one.
     public func storedRecords(in zoneID: ZoneID, of user: String, scope: DatabaseScope = .private) async -> [Record] {
         let key = DatabaseKey(container: Self.container, environment: Self.environment, scope: scope, owner: user)
@@ -213,7 +214,7 @@ public actor InMemoryCloudServer {
                 else { return [] }
                 return try await transaction.changes(inZone: zone.id, after: 0, recordTypes: nil, limit: .max)
                     .compactMap { change in
-                        if case .record(let record) = change.contents { return record }
+                        if case .record(let record) = change.contents { return record.withoutAssetIDs() }
                         return nil
                     }
             }
