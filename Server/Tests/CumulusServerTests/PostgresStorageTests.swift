@@ -44,8 +44,8 @@ struct PostgresStorageTests {
                     rows.append(row)
                 }
             }
-            // One row per version: 1 (the tables), 2 (notification channels), 3 (sharing).
-            #expect(rows.count == 1 && rows.first?.0 == 3 && rows.first?.1 == 3)
+            // One row per version: 1 (the tables), 2 (notification channels), 3 (sharing), 4 (assets).
+            #expect(rows.count == 1 && rows.first?.0 == 4 && rows.first?.1 == 4)
             for storage in storages { try await storage.close() }
         }
     }

@@ -6,7 +6,7 @@ enum ByteRange: Equatable {
     case whole
     /// The bytes of this range, answered 206.
     case part(Range<Int64>)
-    /// A range that holds no byte of the asset, answered 416.
+    /// A range that is not inside the asset, answered 416.
     case unsatisfiable
 
     /// Reads `header` for an asset of `size` bytes.
@@ -50,9 +50,12 @@ enum ByteRange: Equatable {
                 self = .whole
                 return
             }
-            end = min(asked, size - 1)
+            end = asked
         }
-        guard start < size else {
+        // As the record service rules: a range must lie inside the asset
+        // (HTTP would shorten one that runs past the end; a client asking
+        // for bytes it believes are there is better told they are not).
+        guard start < size, end < size else {
             self = .unsatisfiable
             return
         }
