@@ -30,6 +30,8 @@ let package = Package(
                 // The connection guard sits between NIO's HTTP/1 codec and Hummingbird.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // The thread pool that runs the blocking file calls of asset bytes.
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -10,7 +10,7 @@ struct DataOptions: ParsableArguments {
     /// The environment variable that selects PostgreSQL when `--postgres` is absent.
     static let postgresVariable = "CUMULUS_POSTGRES_URL"
 
-    @Option(name: .long, help: "The data directory; it holds cumulus.sqlite.")
+    @Option(name: .long, help: "The data directory; it holds cumulus.sqlite and the assets' files.")
     var data: String = "./cumulus-data"
 
     @Option(
@@ -56,16 +56,22 @@ struct DataOptions: ParsableArguments {
     }
 
     /// Opens the service on PostgreSQL (bounded by `postgresLimits`) when
-    /// one is selected, else on the data directory's SQLite file; its
-    /// storage logs to `logger`, and share URLs start with `publicURL`.
+    /// one is selected, else on the data directory's SQLite file with the
+    /// assets' files in its `assets` directory; its storage logs to
+    /// `logger`, and share and asset URLs start with `publicURL`.
     func openService(
-        logger: Logger, postgresLimits: PostgresStorage.Limits = PostgresStorage.Limits(), publicURL: String? = nil
+        logger: Logger, postgresLimits: PostgresStorage.Limits = PostgresStorage.Limits(), publicURL: String? = nil,
+        assetSettings: AssetSettings = AssetSettings()
     ) async throws -> CloudService {
         if let url = try postgresURL() {
             return try await CloudService.open(
-                postgres: url, limits: postgresLimits, publicURL: publicURL, logger: logger)
+                postgres: url, limits: postgresLimits, publicURL: publicURL, assetSettings: assetSettings,
+                logger: logger)
         }
-        return try await CloudService.open(path: storePath(), publicURL: publicURL, logger: logger)
+        let path = try storePath()
+        let assets = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("assets").path
+        return try await CloudService.open(
+            path: path, assetDirectory: assets, publicURL: publicURL, assetSettings: assetSettings, logger: logger)
     }
 
     /// Opens the service, runs `body` and closes the store.

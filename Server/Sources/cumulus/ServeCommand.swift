@@ -35,8 +35,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "The server's public address, e.g. https://cumulus.example.com: share URLs are PUBLIC-URL/share/<id>.",
-            discussion: "Without it, shares have no URL."))
+            discussion: "Without it, shares have no URL and asset URLs are paths on the server asked."))
     var publicURL: String?
+
+    @Option(help: "The largest asset accepted, in bytes; a larger upload is answered 413.")
+    var maxAssetSize: Int64 = AssetSettings().sizeLimit
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds an asset no record holds is kept, and an upload's receipt works.",
+            discussion: "Unsaved uploads and released assets are deleted after it."))
+    var assetGrace: Double = Self.seconds(AssetSettings().gracePeriod)
+
+    @Option(help: "Seconds an asset's upload URL and download URL work.")
+    var assetURLLifetime: Double = Self.seconds(AssetSettings().downloadLifetime)
+
+    @Option(help: "Seconds between two runs of the collector that deletes unused assets.")
+    var assetCollectionInterval: Double = Self.seconds(Self.defaults.assetCollectionInterval ?? .seconds(3600))
 
     @OptionGroup var data: DataOptions
 
@@ -48,7 +63,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("header-timeout", headerTimeout), ("body-timeout", bodyTimeout), ("idle-timeout", idleTimeout),
             ("postgres-connection-wait", postgresConnectionWait),
             ("postgres-statement-timeout", postgresStatementTimeout),
-            ("postgres-transaction-timeout", postgresTransactionTimeout),
+            ("postgres-transaction-timeout", postgresTransactionTimeout), ("asset-url-lifetime", assetURLLifetime),
+            ("asset-collection-interval", assetCollectionInterval),
         ]
         for (name, value) in durations {
             guard value > 0, value <= 86_400 else {
@@ -56,6 +72,10 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         if let publicURL { try Self.validatePublicURL(publicURL) }
+        guard assetGrace > 0, assetGrace <= 90 * 86_400 else {
+            throw ValidationError("--asset-grace must be more than 0 and at most 7776000 seconds (90 days).")
+        }
+        guard maxAssetSize > 0 else { throw ValidationError("--max-asset-size must be more than 0 bytes.") }
     }
 
     /// Refuses a public URL that is not an absolute http(s) URL with a host
@@ -77,7 +97,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.requestHeadTimeout = Self.duration(headerTimeout)
         configuration.requestBodyTimeout = Self.duration(bodyTimeout)
         configuration.idleConnectionTimeout = Self.duration(idleTimeout)
+        configuration.assetCollectionInterval = Self.duration(assetCollectionInterval)
         return configuration
+    }
+
+    /// The size limit and lifetimes of assets from the options.
+    func assetSettings() -> AssetSettings {
+        AssetSettings(
+            sizeLimit: maxAssetSize, uploadLifetime: Self.duration(assetURLLifetime),
+            downloadLifetime: Self.duration(assetURLLifetime), gracePeriod: Self.duration(assetGrace))
     }
 
     /// The bounds on every PostgreSQL transaction from the options.
@@ -91,7 +119,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Opens the service the data options select, on PostgreSQL with ``postgresLimits()``.
     func openService(logger: Logger) async throws -> CloudService {
-        try await data.openService(logger: logger, postgresLimits: postgresLimits(), publicURL: publicURL)
+        try await data.openService(
+            logger: logger, postgresLimits: postgresLimits(), publicURL: publicURL, assetSettings: assetSettings())
     }
 
     func run() async throws {

@@ -33,8 +33,6 @@ struct ChangesSpliceTests {
                             Location(
                                 latitude: 48.85 + Double(index), longitude: -2.35, horizontalAccuracy: 5,
                                 timestamp: 1_700_000_000_000)),
-                        "file": .asset(
-                            Asset(fileChecksum: "c\(index)", size: Int64(index), downloadURL: "/a/\(index)")),
                         "link": .reference(Reference(recordName: "r0 plain", zoneID: zone)),
                         "texts": .stringList(strings),
                         "ints": .int64List([1, -2, Int64.max]),

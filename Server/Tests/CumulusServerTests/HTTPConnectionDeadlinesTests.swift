@@ -75,4 +75,42 @@ struct HTTPConnectionDeadlinesTests {
         #expect(state.answerEnded(now: Self.at(50)) == .schedule(Self.at(110)))
         #expect(state.runningPhase == .body)
     }
+
+    @Test("a body earns the time its bytes take at the minimum rate, but not past a stall")
+    func bodyRate() {
+        // 60 s for the body, and one more second for every 1,000 bytes.
+        var state = ConnectionDeadlines(
+            head: .seconds(10), body: .seconds(60), idle: .seconds(75), minimumBodyRate: 1000)
+        _ = state.opened(now: Self.at(0))
+        _ = state.bytesArrived(now: Self.at(0))
+        #expect(state.headRead(now: Self.at(0)) == .schedule(Self.at(60)))
+        // 50,000 bytes in the first 50 s earn 50 s: the deadline is 110 s, which
+        // the timer, firing at 60 s, moves to.
+        for second in 1...50 { #expect(state.bodyRead(1000, now: Self.at(Int64(second))) == .none) }
+        #expect(state.timerFired(now: Self.at(60)) == .schedule(Self.at(110)))
+        // A stall: nothing more arrives; it expires 60 s after the last bytes,
+        // not at what more bytes would have earned.
+        #expect(state.timerFired(now: Self.at(110)) == .expire(.body))
+
+        // Without a rate, the bytes earn nothing.
+        var fixed = Self.deadlines()
+        _ = fixed.opened(now: Self.at(0))
+        _ = fixed.bytesArrived(now: Self.at(0))
+        _ = fixed.headRead(now: Self.at(0))
+        #expect(fixed.bodyRead(1_000_000, now: Self.at(30)) == .none)
+        #expect(fixed.timerFired(now: Self.at(60)) == .expire(.body))
+    }
+
+    @Test("a fast body's deadline is a body timeout after its last bytes")
+    func bodyStall() {
+        var state = ConnectionDeadlines(
+            head: .seconds(10), body: .seconds(60), idle: .seconds(75), minimumBodyRate: 1000)
+        _ = state.opened(now: Self.at(0))
+        _ = state.bytesArrived(now: Self.at(0))
+        _ = state.headRead(now: Self.at(0))
+        // A million bytes at once would earn 1,000 s; the stall rule keeps it to 60 s after them.
+        _ = state.bodyRead(1_000_000, now: Self.at(10))
+        #expect(state.timerFired(now: Self.at(60)) == .schedule(Self.at(70)))
+        #expect(state.timerFired(now: Self.at(70)) == .expire(.body))
+    }
 }

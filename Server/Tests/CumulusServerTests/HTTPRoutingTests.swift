@@ -10,7 +10,6 @@ struct HTTPRoutingTests {
         try await HTTPTestServer.with { server in
             let notFound = [
                 server.path("records/frobnicate"),
-                server.path("assets/upload"),
                 "/nothing",
                 "/database/1/\(server.container)/development/private/records",
                 "/database/2/\(server.container)/development/private/records/modify",

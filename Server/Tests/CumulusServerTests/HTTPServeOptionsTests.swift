@@ -56,4 +56,30 @@ struct HTTPServeOptionsTests {
             }
         }
     }
+
+    @Test("the asset options default to AssetSettings and take bytes and seconds; zero or negative is refused")
+    func assetOptions() throws {
+        let command = try ServeCommand.parse([])
+        #expect(command.assetSettings() == AssetSettings())
+        #expect(command.serverConfiguration(logger: quietLogger).assetCollectionInterval == .seconds(3600))
+
+        let set = try ServeCommand.parse([
+            "--max-asset-size", "1048576", "--asset-grace", "600", "--asset-url-lifetime", "90",
+            "--asset-collection-interval", "30",
+        ])
+        #expect(
+            set.assetSettings()
+                == AssetSettings(
+                    sizeLimit: 1_048_576, uploadLifetime: .seconds(90), downloadLifetime: .seconds(90),
+                    gracePeriod: .seconds(600)))
+        #expect(set.serverConfiguration(logger: quietLogger).assetCollectionInterval == .seconds(30))
+        // A week of grace is allowed.
+        #expect(try ServeCommand.parse(["--asset-grace", "604800"]).assetSettings().gracePeriod == .seconds(604_800))
+
+        for option in ["--max-asset-size", "--asset-grace", "--asset-url-lifetime", "--asset-collection-interval"] {
+            for value in ["0", "-1"] {
+                #expect(throws: (any Error).self, "\(option) \(value)") { try ServeCommand.parse([option, value]) }
+            }
+        }
+    }
 }

@@ -95,6 +95,39 @@ struct MultiServerTests {
         }
     }
 
+    @Test("an asset uploaded through one server downloads through the other, with the URLs of either")
+    func assetsCrossServers() async throws {
+        try await Self.with { pair in
+            for (first, second) in [(0, 1), (1, 0)] {
+                let writer = pair.device("alice", on: first)
+                let reader = pair.device("alice", on: second)
+                let name = "photo-\(first)"
+                let targets = try await writer.requestAssetUploads(
+                    [AssetUploadRequest(recordName: name, recordType: "Photo", fieldName: "image")],
+                    zoneID: .defaultZone)
+                // The upload URL one server gave works on the other.
+                let bytes = AssetHTTP.randomBytes(1_500_000)
+                let uploaded = try await AssetHTTP.upload(
+                    bytes, to: try #require(targets.first?.url), on: pair.servers[second].baseURL)
+                let asset = try #require(uploaded.uploadedAsset, "\(uploaded.status)")
+                let record = Record(
+                    recordType: "Photo", recordName: name, zoneID: .defaultZone, fields: ["image": .asset(asset)])
+                _ = try await writer.modifyRecords(
+                    [RecordOperation(.create, record)], zoneID: .defaultZone, atomic: true)
+                // The download URL either server signs works on both.
+                for device in [writer, reader] {
+                    let found = try await device.lookupRecords([name], zoneID: .defaultZone, desiredKeys: nil)
+                    let url = try #require(AssetHTTP.downloadURL(of: found.first?.record))
+                    for server in pair.servers {
+                        let downloaded = try await AssetHTTP.download(url, on: server.baseURL, range: "bytes=-1000000")
+                        #expect(downloaded.status == 206)
+                        #expect(downloaded.body == Array(bytes.suffix(1_000_000)))
+                    }
+                }
+            }
+        }
+    }
+
     @Test("the same change tag sent through both servers at once wins exactly once")
     func sameChangeTagWinsOnce() async throws {
         try await Self.with { pair in

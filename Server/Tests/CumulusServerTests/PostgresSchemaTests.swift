@@ -110,7 +110,57 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == [1, 2, 3, 4])
+            #expect(versions == [1, 2, 3, 4, 5])
+        }
+    }
+
+    /// Version four as it shipped (query subscriptions), applied to ``versionThree``.
+    static let versionFour: [PostgresQuery] = [
+        "ALTER TABLE subscriptions ADD COLUMN query TEXT, ADD COLUMN fires_on TEXT",
+        """
+        CREATE TABLE query_notifications (id BIGSERIAL PRIMARY KEY,
+            database_id BIGINT NOT NULL REFERENCES databases, serial BIGINT NOT NULL, user_name TEXT NOT NULL,
+            subscription_id TEXT NOT NULL, zone_name TEXT NOT NULL, record_name TEXT NOT NULL, reason TEXT NOT NULL,
+            logged BIGINT NOT NULL)
+        """,
+        "CREATE INDEX query_notifications_by_user ON query_notifications (database_id, user_name, serial, id)",
+        "CREATE INDEX query_notifications_by_time ON query_notifications (logged)",
+    ]
+
+    @Test("a version-four database opens with its records; it then keeps assets, tickets, receipts and a secret")
+    func migratesVersionFour() async throws {
+        try await PostgresTestDatabase.with { url in
+            try await PostgresTestDatabase.connect(to: url) { connection, logger in
+                for statement in Self.versionTwo + Self.versionThree + Self.versionFour + [
+                    "INSERT INTO cumulus_schema (version) VALUES (3)",
+                    "INSERT INTO cumulus_schema (version) VALUES (4)",
+                    """
+                    INSERT INTO databases (container, environment, scope, owner, incarnation, serial)
+                        VALUES ('iCloud.old', 'development', 'private', '_alice', 7, 2)
+                    """,
+                    "INSERT INTO zones (database_id, name, incarnation, serial) VALUES (1, 'Notes', 3, 2)",
+                    "INSERT INTO records (zone_id, name, type, serial, deleted) VALUES (1, 'gone', 'Note', 1, true)",
+                ] {
+                    try await connection.query(statement, logger: logger)
+                }
+            }
+            let storage = try await PostgresStorage(url: url, logger: quietLogger)
+            do {
+                let key = DatabaseKey(
+                    container: "iCloud.old", environment: .development, scope: .private, owner: "_alice")
+                try await storage.read { transaction in
+                    let database = try #require(try await transaction.database(key))
+                    let zone = try #require(
+                        try await transaction.zones(inDatabase: database.id, named: ["Notes"]).first)
+                    let rows = try await transaction.records(named: ["gone"], inZone: zone.id)
+                    #expect(rows.map(\.serial) == [1] && rows.first?.record == nil)
+                }
+                try await AssetStorageTests.roundTripRows(storage)
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+            try await storage.close()
         }
     }
 
@@ -232,7 +282,7 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == [1, 2, 3, 4])
+            #expect(versions == [1, 2, 3, 4, 5])
         }
     }
 

@@ -117,7 +117,7 @@ struct SQLiteSchemaTests {
             let check = try await SQLiteConnection.open(storage: .file(path: path))
             defer { Task { try? await check.close() } }
             let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 5)
+            #expect(version == 6)
             let tables = try await check.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
                 $0.column("name")?.string
             }
@@ -324,7 +324,57 @@ struct SQLiteSchemaTests {
         }
     }
 
-    @Test("a fresh file is created at version five with user_name columns; a file of a later version is refused")
+    /// Version five as it shipped (query subscriptions), applied to ``versionFour``.
+    static let versionFive = [
+        "ALTER TABLE subscriptions ADD COLUMN query TEXT",
+        "ALTER TABLE subscriptions ADD COLUMN fires_on TEXT",
+        """
+        CREATE TABLE query_notifications (id INTEGER PRIMARY KEY AUTOINCREMENT,
+            database_id INTEGER NOT NULL REFERENCES databases, serial INTEGER NOT NULL, user_name TEXT NOT NULL,
+            subscription_id TEXT NOT NULL, zone_name TEXT NOT NULL, record_name TEXT NOT NULL, reason TEXT NOT NULL,
+            logged INTEGER NOT NULL)
+        """,
+        "CREATE INDEX query_notifications_by_user ON query_notifications (database_id, user_name, serial, id)",
+        "CREATE INDEX query_notifications_by_time ON query_notifications (logged)",
+    ]
+
+    @Test("a version-five file opens with its records; it then keeps assets, tickets, receipts and a secret")
+    func migratesVersionFive() async throws {
+        try await Self.withFile { path in
+            let connection = try await SQLiteConnection.open(storage: .file(path: path))
+            do {
+                for statement in Self.versionOne + Self.versionsTwoAndThree + Self.versionFour + Self.versionFive + [
+                    "INSERT INTO databases VALUES (1, 'iCloud.old', 'development', 'private', '_alice', 7, 2)",
+                    "INSERT INTO zones VALUES (1, 1, 'Notes', 3, 2)",
+                    "INSERT INTO records VALUES (1, 'gone', 'Note', 1, 1, '_alice', NULL, NULL, NULL, NULL)",
+                    "PRAGMA user_version = 5",
+                ] {
+                    _ = try await connection.query(statement)
+                }
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+
+            let storage = try await SQLiteStorage(path: path, logger: quietLogger)
+            let key = DatabaseKey(container: "iCloud.old", environment: .development, scope: .private, owner: "_alice")
+            try await storage.read { transaction in
+                let database = try #require(try await transaction.database(key))
+                let zone = try #require(try await transaction.zones(inDatabase: database.id, named: ["Notes"]).first)
+                let rows = try await transaction.records(named: ["gone"], inZone: zone.id)
+                #expect(rows.map(\.serial) == [1] && rows.first?.record == nil)
+            }
+            try await AssetStorageTests.roundTripRows(storage)
+            try await storage.close()
+            let check = try await SQLiteConnection.open(storage: .file(path: path))
+            let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
+            try await check.close()
+            #expect(version == 6)
+        }
+    }
+
+    @Test("a fresh file is created at version six with user_name columns; a file of a later version is refused")
     func freshFile() async throws {
         try await Self.withFile { path in
             let storage = try await SQLiteStorage(path: path, logger: quietLogger)
@@ -334,12 +384,12 @@ struct SQLiteSchemaTests {
             try await storage.close()
             let connection = try await SQLiteConnection.open(storage: .file(path: path))
             let version = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 5)
+            #expect(version == 6)
             let columns = try await connection.query("PRAGMA table_info(quotas)").compactMap {
                 $0.column("name")?.string
             }
             #expect(columns.contains("user_name"), "\(columns)")
-            _ = try await connection.query("PRAGMA user_version = 6")
+            _ = try await connection.query("PRAGMA user_version = 7")
             try await connection.close()
             do {
                 let storage = try await SQLiteStorage(path: path, logger: quietLogger)

@@ -109,6 +109,50 @@ struct ServerCrashTests {
             atomic: true)
     }
 
+    @Test("an asset whose record was acknowledged survives SIGKILL of the server", arguments: TestStore.single)
+    func acknowledgedAssetSurvives(_ store: TestStore) async throws {
+        let data = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cumulus-asset-crash-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        guard store == .postgres else { return try await Self.assetSurvives(location: ["--data", data.path]) }
+        let database = try await PostgresTestDatabase.create()
+        do {
+            try await Self.assetSurvives(location: [
+                "--postgres", "postgres://\(database.username)@\(database.host):\(database.port)/\(database.database)",
+            ])
+        } catch {
+            try? await PostgresTestDatabase.drop(database)
+            throw error
+        }
+        try await PostgresTestDatabase.drop(database)
+    }
+
+    /// Saves a record with an asset through one server, kills it, and
+    /// downloads the asset from a new one on the same store (`--data DIR` or `--postgres URL`).
+    static func assetSurvives(location: [String]) async throws {
+        let executable = try #require(Self.executableURL, "the cumulus executable was not built")
+        let apiToken = try Self.lastLine(of: executable, ["container", "add", "crash"] + location)
+        let userToken = try Self.lastLine(of: executable, ["user", "add", "alice", "--container", "crash"] + location)
+
+        let first = try ServeProcess(executable: executable, store: location, container: "crash")
+        defer { first.kill() }
+        let bytes = AssetHTTP.randomBytes(3_000_000)
+        let saved = try await AssetHTTP.savePhoto(
+            "photo", bytes: bytes, in: first.database(apiToken: apiToken, webAuthToken: userToken),
+            on: first.baseURL)
+        #expect(saved.recordName == "photo")
+        first.kill()
+
+        let second = try ServeProcess(executable: executable, store: location, container: "crash")
+        defer { second.kill() }
+        let found = try await second.database(apiToken: apiToken, webAuthToken: userToken)
+            .lookupRecords(["photo"], zoneID: .defaultZone, desiredKeys: nil)
+        let url = try #require(AssetHTTP.downloadURL(of: found.first?.record))
+        let downloaded = try await AssetHTTP.download(url, on: second.baseURL)
+        #expect(downloaded.status == 200)
+        #expect(downloaded.body == bytes)
+    }
+
     @Test("cumulus serve stops cleanly on SIGTERM and SIGINT, and its data opens again", arguments: [SIGTERM, SIGINT])
     func stopsOnSignal(_ signal: Int32) async throws {
         let executable = try #require(Self.executableURL, "the cumulus executable was not built")

@@ -25,17 +25,19 @@ enum TestStore: String, Sendable, CaseIterable, CustomTestStringConvertible {
 
     /// Opens the services of a fresh store (SQLite's file in `directory`).
     func makeServices(
-        directory: URL, notificationIdleLimit: Duration = .seconds(600),
+        directory: URL, notificationIdleLimit: Duration = .seconds(600), assetSettings: AssetSettings = AssetSettings(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) async throws -> TestServices {
         switch self {
         case .sqlite:
-            return try await openServices(directory: directory, database: nil, idle: notificationIdleLimit, now: now)
+            return try await openServices(
+                directory: directory, database: nil, idle: notificationIdleLimit, assets: assetSettings, now: now)
         case .postgres, .twoPostgresServers:
             let database = try await PostgresTestDatabase.create()
             do {
                 return try await openServices(
-                    directory: directory, database: database, idle: notificationIdleLimit, now: now)
+                    directory: directory, database: database, idle: notificationIdleLimit, assets: assetSettings,
+                    now: now)
             } catch {
                 try? await PostgresTestDatabase.drop(database)
                 throw error
@@ -45,17 +47,22 @@ enum TestStore: String, Sendable, CaseIterable, CustomTestStringConvertible {
 
     /// Opens the same store again, after its services were closed.
     func reopenServices(_ old: TestServices, directory: URL) async throws -> TestServices {
-        try await openServices(directory: directory, database: old.database, idle: .seconds(600), now: { Date() })
+        try await openServices(
+            directory: directory, database: old.database, idle: .seconds(600), assets: AssetSettings(), now: { Date() })
     }
 
     private func openServices(
-        directory: URL, database: PostgresURL?, idle: Duration, now: @escaping @Sendable () -> Date
+        directory: URL, database: PostgresURL?, idle: Duration, assets: AssetSettings,
+        now: @escaping @Sendable () -> Date
     ) async throws -> TestServices {
         guard let database else {
             let storage = try await SQLiteStorage(
                 path: directory.appendingPathComponent("cumulus.sqlite").path, logger: quietLogger)
             return TestServices(
-                services: [CloudService(storage: storage, notificationIdleLimit: idle, now: now)], database: nil)
+                services: [
+                    CloudService(storage: storage, notificationIdleLimit: idle, assetSettings: assets, now: now)
+                ],
+                database: nil)
         }
         var services: [CloudService] = []
         do {
@@ -64,7 +71,9 @@ enum TestStore: String, Sendable, CaseIterable, CustomTestStringConvertible {
                 let storage = try await PostgresStorage(url: database, maximumConnections: 4, logger: quietLogger)
                 let broadcaster = try await PostgresChangeBroadcaster(url: database, logger: quietLogger)
                 services.append(
-                    CloudService(storage: storage, notificationIdleLimit: idle, broadcaster: broadcaster, now: now))
+                    CloudService(
+                        storage: storage, notificationIdleLimit: idle, broadcaster: broadcaster, assetSettings: assets,
+                        now: now))
             }
         } catch {
             for service in services { try? await service.close() }

@@ -5,7 +5,7 @@ import NIOCore
 import ServiceLifecycle
 
 /// The handlers of the protocol's paths: database operations, the
-/// notification long poll, and the page at a share's URL.
+/// notification long poll, the page at a share's URL, and the asset URLs.
 struct CloudRoutes: Sendable {
     let service: any CloudServing
     let configuration: ServerConfiguration
@@ -29,8 +29,9 @@ struct CloudRoutes: Sendable {
     }
 
     /// The route parameters that are capabilities (a notification channel's
-    /// token, a share's shortGUID), which the request log leaves out.
-    static let secretParameters: Set<String> = ["token", "shortGUID"]
+    /// or an asset download's token, an asset upload's ticket, a share's
+    /// shortGUID), which the request log leaves out.
+    static let secretParameters: Set<String> = ["token", "ticket", "shortGUID"]
 
     /// `users/caller` is the newer name of `users/current`.
     static func operation(named name: String) -> CloudOperation? {
@@ -58,6 +59,7 @@ struct CloudRoutes: Sendable {
         router.get("/share/:shortGUID") { _, context in
             try await self.sharePage(shortGUID: context.parameters.get("shortGUID") ?? "")
         }
+        addAssetRoutes(to: router)
     }
 
     /// The page at a share's URL: anyone holding the URL may see the share's

@@ -6,7 +6,10 @@ import NIOCore
 /// At most one deadline runs at a time:
 /// - ``Phase/idle``: no request is open and no byte of the next one came;
 /// - ``Phase/head``: from the first byte of a request to the end of its head;
-/// - ``Phase/body``: from the end of the head to the end of the body.
+/// - ``Phase/body``: from the end of the head to the end of the body; a
+///   body that keeps arriving at ``minimumBodyRate`` or faster earns the
+///   time its bytes take at that rate (a large upload on a slow link), but
+///   never waits longer than the body limit for its next bytes.
 ///
 /// None runs while a request that was read is being answered, so a
 /// notification long poll, which waits in the server, is never cut. While
@@ -41,16 +44,22 @@ struct ConnectionDeadlines {
     let head: TimeAmount
     let body: TimeAmount
     let idle: TimeAmount
+    /// Bytes a second; `0` gives every body the body limit and no more.
+    let minimumBodyRate: Int
 
     /// Requests whose head was read and whose answer has not ended.
     private(set) var openRequests = 0
     private var reading = Reading.awaitingHead(sawBytes: false)
     private var running: (phase: Phase, deadline: NIODeadline)?
+    /// When the running body deadline started, and the body bytes read since.
+    private var bodyStart = NIODeadline.uptimeNanoseconds(0)
+    private var bodyBytes: Int64 = 0
 
-    init(head: TimeAmount, body: TimeAmount, idle: TimeAmount) {
+    init(head: TimeAmount, body: TimeAmount, idle: TimeAmount, minimumBodyRate: Int = 0) {
         self.head = head
         self.body = body
         self.idle = idle
+        self.minimumBodyRate = minimumBodyRate
     }
 
     /// The phase whose deadline runs, if any.
@@ -72,6 +81,19 @@ struct ConnectionDeadlines {
         openRequests += 1
         reading = .body
         return update(now: now)
+    }
+
+    /// The decoder read `count` bytes of a request's body: its deadline
+    /// moves later by what they take at the minimum rate, up to the body
+    /// limit from now. The timer is not moved: when it fires early, it is
+    /// scheduled again for the deadline.
+    mutating func bodyRead(_ count: Int, now: NIODeadline) -> Action {
+        guard minimumBodyRate > 0, let current = running, current.phase == .body else { return .none }
+        bodyBytes += Int64(count)
+        // Capped at a day, far beyond any body limit.
+        let earned = TimeAmount.nanoseconds(Int64(min(Double(bodyBytes) / Double(minimumBodyRate), 86_400) * 1e9))
+        running = (.body, max(current.deadline, min(bodyStart + body + earned, now + body)))
+        return .none
     }
 
     /// The decoder read the end of a request's body.
@@ -118,6 +140,10 @@ struct ConnectionDeadlines {
         if running?.phase == phase { return .none }
         let deadline = now + limit(of: phase)
         running = (phase, deadline)
+        if phase == .body {
+            bodyStart = now
+            bodyBytes = 0
+        }
         return .schedule(deadline)
     }
 

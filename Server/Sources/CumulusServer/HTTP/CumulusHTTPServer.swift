@@ -56,7 +56,7 @@ public struct CumulusHTTPServer: Sendable {
     ///   it is bound to (the chosen one when the configuration says `0`).
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let group = ServiceGroup(
-            configuration: .init(services: [makeApplication(onRunning: onRunning)], logger: configuration.logger))
+            configuration: .init(services: makeServices(onRunning: onRunning), logger: configuration.logger))
         // The group runs in a task of its own so that cancelling the caller
         // becomes a graceful shutdown instead of cutting requests off.
         let running = Task { try await group.run() }
@@ -72,9 +72,18 @@ public struct CumulusHTTPServer: Sendable {
     public func runUntilTerminated(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let group = ServiceGroup(
             configuration: .init(
-                services: [makeApplication(onRunning: onRunning)], gracefulShutdownSignals: [.sigterm, .sigint],
+                services: makeServices(onRunning: onRunning), gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: configuration.logger))
         try await group.run()
+    }
+
+    /// The HTTP application, and the asset collector when the configuration asks for one.
+    func makeServices(onRunning: @escaping @Sendable (Int) async -> Void) -> [any Service] {
+        var services: [any Service] = [makeApplication(onRunning: onRunning)]
+        if let interval = configuration.assetCollectionInterval {
+            services.append(AssetCollector(service: service, interval: interval, logger: configuration.logger))
+        }
+        return services
     }
 
     func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {

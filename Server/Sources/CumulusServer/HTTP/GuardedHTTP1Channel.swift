@@ -23,7 +23,8 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         base = HTTP1Channel(responder: responder)
         deadlines = ConnectionDeadlines(
             head: TimeAmount(configuration.requestHeadTimeout), body: TimeAmount(configuration.requestBodyTimeout),
-            idle: TimeAmount(configuration.idleConnectionTimeout))
+            idle: TimeAmount(configuration.idleConnectionTimeout),
+            minimumBodyRate: configuration.minimumBodyRate)
         logger = configuration.logger
     }
 

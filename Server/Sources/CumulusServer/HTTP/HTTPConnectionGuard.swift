@@ -6,8 +6,8 @@ import NIOHTTP1
 /// Guards one HTTP/1 connection, between NIO's HTTP codec and Hummingbird:
 ///
 /// - the head, body and idle timeouts of ``ConnectionDeadlines``: a head
-///   too slow is answered 408, a body too slow fails its read (the route
-///   answers 408), an idle connection is closed;
+///   too slow is answered 408, a body too slow (or stalled) fails its read
+///   (the route answers 408), an idle connection is closed;
 /// - a malformed request (a bad chunk, a bad `Transfer-Encoding`) answered
 ///   400 with an error dictionary and logged at info level, where
 ///   Hummingbird would answer an empty 400 or let the route fail with 500;
@@ -69,8 +69,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             open.append(OpenRequest(version: head.version, keepAlive: head.isKeepAlive))
             readingBody = true
             perform(deadlines.headRead(now: .now()), context: context)
-        case .body:
-            break
+        case .body(let bytes):
+            perform(deadlines.bodyRead(bytes.readableBytes, now: .now()), context: context)
         case .end:
             readingBody = false
             perform(deadlines.bodyEnded(now: .now()), context: context)

@@ -14,11 +14,14 @@ struct HTTPFailure: Error {
     /// Whether the connection closes after the answer: what is left of the
     /// request cannot be read (a malformed body, one that stopped coming).
     var closesConnection: Bool
+    /// Headers the answer carries besides its own (a 416's `Content-Range`).
+    var headers: HTTPFields
 
-    init(_ error: CloudError, status: Int? = nil, closesConnection: Bool = false) {
+    init(_ error: CloudError, status: Int? = nil, closesConnection: Bool = false, headers: HTTPFields = [:]) {
         self.error = error
         self.status = status ?? error.httpStatus
         self.closesConnection = closesConnection
+        self.headers = headers
     }
 
     init(_ code: CloudError.Code, _ reason: String) {
@@ -29,7 +32,8 @@ struct HTTPFailure: Error {
     /// report can be found in the server's log, and `Retry-After` when the
     /// error says when to retry.
     func response() -> Response {
-        var headers: HTTPFields = [.contentType: "application/json"]
+        var headers = self.headers
+        headers[.contentType] = "application/json"
         if let retryAfter = retryAfterSeconds { headers[.retryAfter] = retryAfter }
         if closesConnection { headers[.connection] = "close" }
         return Response(

@@ -20,9 +20,16 @@ public struct ServerConfiguration: Sendable {
     /// The longest from the first byte of a request to the end of its head
     /// (request line and headers); then the connection is answered 408 and closed.
     public var requestHeadTimeout: Duration
-    /// The longest from the end of a request's head to the end of its body;
-    /// then the request is answered 408 and the connection closed.
+    /// The longest from the end of a request's head to the end of its body,
+    /// and the longest a body may stall; then the request is answered 408
+    /// and the connection closed. A body that arrives at
+    /// ``minimumBodyRate`` or faster gets longer.
     public var requestBodyTimeout: Duration
+    /// The slowest a request body may arrive on average, in bytes a second,
+    /// to get more than ``requestBodyTimeout``: each byte that arrives adds
+    /// the time it takes at this rate, so that a large asset on a slow link
+    /// is not cut off. `0` holds every body to ``requestBodyTimeout``.
+    public var minimumBodyRate: Int
     /// How long a connection may stay open with no request on it; a request
     /// being answered (a notification long poll included) is never cut.
     public var idleConnectionTimeout: Duration
@@ -36,6 +43,10 @@ public struct ServerConfiguration: Sendable {
     /// The longest a notification long poll waits; a client may ask less
     /// with `?timeout=` (seconds).
     public var notificationPollTimeout: Duration
+    /// How often the server deletes the assets no one can use any more
+    /// (``CloudServing/collectAssets()``), starting when it starts; `nil`
+    /// never.
+    public var assetCollectionInterval: Duration?
     /// How far a signed request's date may be from ``now``.
     public var signatureDateTolerance: Duration
     /// The server's wall clock, which a signed request's date is checked
@@ -52,9 +63,11 @@ public struct ServerConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, maximumBodySize: Int = 16 * 1024 * 1024,
         maximumUnauthenticatedBodyBytes: Int = 32 * 1024 * 1024, maximumUnauthenticatedBodies: Int = 64,
         requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(60),
-        idleConnectionTimeout: Duration = .seconds(75), authenticationCacheSize: Int = 10_000,
+        minimumBodyRate: Int = 16 * 1024, idleConnectionTimeout: Duration = .seconds(75),
+        authenticationCacheSize: Int = 10_000,
         authenticationCacheLifetime: Duration = .seconds(60), notificationPollTimeout: Duration = .seconds(25),
-        signatureDateTolerance: Duration = .seconds(300), now: @escaping @Sendable () -> Date = { Date() },
+        assetCollectionInterval: Duration? = .seconds(3600), signatureDateTolerance: Duration = .seconds(300),
+        now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger
     ) {
         self.host = host
@@ -64,10 +77,12 @@ public struct ServerConfiguration: Sendable {
         self.maximumUnauthenticatedBodies = maximumUnauthenticatedBodies
         self.requestHeadTimeout = requestHeadTimeout
         self.requestBodyTimeout = requestBodyTimeout
+        self.minimumBodyRate = minimumBodyRate
         self.idleConnectionTimeout = idleConnectionTimeout
         self.authenticationCacheSize = authenticationCacheSize
         self.authenticationCacheLifetime = authenticationCacheLifetime
         self.notificationPollTimeout = notificationPollTimeout
+        self.assetCollectionInterval = assetCollectionInterval
         self.signatureDateTolerance = signatureDateTolerance
         self.now = now
         self.logger = logger

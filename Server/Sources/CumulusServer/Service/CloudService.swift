@@ -36,17 +36,20 @@ public final class CloudService: CloudServing {
     ///     this service's writes to the others and wakes this service's
     ///     polls for theirs. The service becomes its receiver and closes it.
     ///   - publicURL: The server's public address, the base of share URLs
-    ///     (`publicURL/share/<shortGUID>`); `nil` leaves shares without a URL.
+    ///     (`publicURL/share/<shortGUID>`) and asset URLs; `nil` leaves
+    ///     shares without a URL and makes asset URLs paths on the server asked.
+    ///   - assetSettings: The size limit and lifetimes of assets.
     ///   - now: The date of record timestamps.
     public init(
         storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
         notificationIdleLimit: Duration = .seconds(600), broadcaster: (any ChangeBroadcasting)? = nil,
-        publicURL: String? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        publicURL: String? = nil, assetSettings: AssetSettings = AssetSettings(),
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.broadcaster = broadcaster
         rules = RecordService(
             storage: storage, recordSizeLimit: recordSizeLimit, channelIdleLimit: notificationIdleLimit,
-            publicURL: publicURL, now: now,
+            publicURL: publicURL, assetSettings: assetSettings, now: now,
             publish: { notice in
                 broadcaster?.announce(ChangeAnnouncement(key: notice.key, zoneNames: notice.changedZones))
             })
@@ -54,18 +57,22 @@ public final class CloudService: CloudServing {
         broadcaster?.setReceiver { [weak self] event in await self?.receive(event) }
     }
 
-    /// Opens (creating if needed) a service on the SQLite file at `path`.
+    /// Opens (creating if needed) a service on the SQLite file at `path`,
+    /// with the bytes of assets in `assetDirectory` (`<path>-assets` by default).
     ///
     /// - Parameters:
-    ///   - publicURL: The base of share URLs (`publicURL/share/<shortGUID>`), if any.
+    ///   - publicURL: The base of share and asset URLs, if any.
+    ///   - assetSettings: The size limit and lifetimes of assets.
     ///   - logger: Where the storage logs.
     public static func open(
-        path: String, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
-        notificationIdleLimit: Duration = .seconds(600), publicURL: String? = nil, logger: Logger
+        path: String, assetDirectory: String? = nil, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
+        notificationIdleLimit: Duration = .seconds(600), publicURL: String? = nil,
+        assetSettings: AssetSettings = AssetSettings(), logger: Logger
     ) async throws -> CloudService {
         CloudService(
-            storage: try await SQLiteStorage(path: path, logger: logger), recordSizeLimit: recordSizeLimit,
-            notificationIdleLimit: notificationIdleLimit, publicURL: publicURL)
+            storage: try await SQLiteStorage(path: path, assetDirectory: assetDirectory, logger: logger),
+            recordSizeLimit: recordSizeLimit, notificationIdleLimit: notificationIdleLimit, publicURL: publicURL,
+            assetSettings: assetSettings)
     }
 
     /// Closes the storage and the broadcaster, and ends the notification
@@ -87,6 +94,27 @@ public final class CloudService: CloudServing {
     /// written: a page of changes keeps the records as storage holds them.
     public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {
         try await rules.answer(request, as: caller)
+    }
+
+    // MARK: Assets
+
+    /// Stores the bytes POSTed to an upload URL and answers the asset to save.
+    public func receiveAsset<Chunks: AsyncSequence>(ticket: String, contentLength: Int64?, chunks: Chunks)
+        async throws -> Asset where Chunks.Element == [UInt8]
+    {
+        try await rules.receiveAsset(ticket: ticket, contentLength: contentLength, chunks: chunks)
+    }
+
+    /// The bytes of a download URL, all of them or `range`.
+    public func openAssetDownload(token: String, range: Range<Int64>?) async throws -> AssetDownload {
+        try await rules.openAssetDownload(token: token, range: range)
+    }
+
+    /// Deletes the assets no one can use any more, expired uploads, and
+    /// bytes without a row; safe to run on several servers at once.
+    @discardableResult
+    public func collectAssets() async throws -> AssetCollection {
+        try await rules.collectAssets()
     }
 
     // MARK: Admin controls

@@ -54,9 +54,38 @@ public protocol CloudServing: Sendable {
     /// What the page at a share's URL shows (its title and owner), or `nil`
     /// when no share has this shortGUID.
     func sharePreview(shortGUID: String) async throws -> SharePreview?
+
+    /// Stores the bytes POSTed to an upload URL, read from `chunks` as they
+    /// arrive, and answers the asset to save (see ``RecordService/receiveAsset(ticket:contentLength:chunks:)``).
+    func receiveAsset<Chunks: AsyncSequence>(ticket: String, contentLength: Int64?, chunks: Chunks)
+        async throws -> Asset where Chunks.Element == [UInt8]
+
+    /// The bytes of a download URL, all of them or `range` (see
+    /// ``RecordService/openAssetDownload(token:range:)``).
+    func openAssetDownload(token: String, range: Range<Int64>?) async throws -> AssetDownload
+
+    /// Deletes the assets no one can use any more (see ``RecordService/collectAssets()``).
+    @discardableResult
+    func collectAssets() async throws -> AssetCollection
 }
 
 extension CloudServing {
+    /// Throws `UNSUPPORTED`: a service without assets.
+    public func receiveAsset<Chunks: AsyncSequence>(ticket: String, contentLength: Int64?, chunks: Chunks)
+        async throws -> Asset where Chunks.Element == [UInt8]
+    {
+        throw CloudError(.unsupported, reason: "\(Self.self) keeps no assets")
+    }
+
+    /// Throws `UNSUPPORTED`: a service without assets.
+    public func openAssetDownload(token: String, range: Range<Int64>?) async throws -> AssetDownload {
+        throw CloudError(.unsupported, reason: "\(Self.self) keeps no assets")
+    }
+
+    /// Collects nothing: a service without assets.
+    @discardableResult
+    public func collectAssets() async throws -> AssetCollection { AssetCollection() }
+
     /// The response of ``perform(_:as:)``, for a service that answers
     /// nothing before it is written.
     public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {

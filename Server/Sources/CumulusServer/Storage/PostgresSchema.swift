@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 4
+    static let version = 5
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -52,6 +52,10 @@ enum PostgresSchema {
                 for statement in versionFour { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (4)")
             }
+            if current < 5 {
+                for statement in versionFive { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (5)")
+            }
             try await connection.run("COMMIT")
         } catch {
             do {
@@ -78,6 +82,42 @@ enum PostgresSchema {
         """,
         "CREATE INDEX query_notifications_by_user ON query_notifications (database_id, user_name, serial, id)",
         "CREATE INDEX query_notifications_by_time ON query_notifications (logged)",
+    ]
+
+    /// Version five keeps assets: their rows, the upload tickets and
+    /// receipts that lead to them, the secret download URLs are signed with
+    /// (one for every server on the database), and their bytes in chunks,
+    /// stored uncompressed (`EXTERNAL`: assets are mostly compressed
+    /// already, and a range reads only its part of a chunk). Zone ids are
+    /// never reused, so the rows name zones without a foreign key: a
+    /// deleted zone's assets stay until the collector deletes them.
+    private static let versionFive: [PostgresQuery] = [
+        "CREATE TABLE asset_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret BYTEA NOT NULL)",
+        """
+        CREATE TABLE asset_upload_tickets (id TEXT PRIMARY KEY, container TEXT NOT NULL, environment TEXT NOT NULL,
+            scope TEXT NOT NULL, owner TEXT NOT NULL, zone_id BIGINT NOT NULL, record_name TEXT NOT NULL,
+            record_type TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires BIGINT NOT NULL)
+        """,
+        "CREATE INDEX asset_upload_tickets_by_expiry ON asset_upload_tickets (expires)",
+        """
+        CREATE TABLE assets (id TEXT PRIMARY KEY, zone_id BIGINT NOT NULL, record_name TEXT NOT NULL,
+            field_name TEXT NOT NULL, user_name TEXT NOT NULL, size BIGINT, checksum TEXT, created BIGINT NOT NULL,
+            unheld_since BIGINT)
+        """,
+        "CREATE INDEX assets_by_unheld ON assets (unheld_since) WHERE unheld_since IS NOT NULL",
+        "CREATE INDEX assets_held_by_zone ON assets (zone_id) WHERE unheld_since IS NULL",
+        """
+        CREATE TABLE asset_receipts (id TEXT PRIMARY KEY, asset_id TEXT NOT NULL, zone_id BIGINT NOT NULL,
+            record_name TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires BIGINT NOT NULL)
+        """,
+        "CREATE INDEX asset_receipts_by_expiry ON asset_receipts (expires)",
+        """
+        CREATE TABLE asset_chunks (asset_id TEXT NOT NULL, start BIGINT NOT NULL, bytes BYTEA NOT NULL,
+            PRIMARY KEY (asset_id, start))
+        """,
+        "ALTER TABLE asset_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL",
+        // The first chunk of each asset, for the collector's list of what is stored.
+        "CREATE INDEX asset_chunks_first ON asset_chunks (asset_id) WHERE start = 0",
     ]
 
     /// Sharing: records keep their parent and the share that covers them

@@ -23,6 +23,8 @@ import PostgresNIO
 public final class PostgresStorage: ServerStorage {
     /// The bounds on every transaction.
     public let limits: Limits
+    /// The assets' bytes, in chunks in the database.
+    public var assetBytes: any AssetByteStore { PostgresAssetStore(storage: self) }
     let client: PostgresClient
     private let running: Task<Void, Never>
     let logger: Logger
@@ -226,12 +228,13 @@ extension CloudService {
     ///
     /// - Parameters:
     ///   - limits: The bounds on every storage transaction.
-    ///   - publicURL: The base of share URLs (`publicURL/share/<shortGUID>`), if any.
+    ///   - publicURL: The base of share and asset URLs, if any.
+    ///   - assetSettings: The size limit and lifetimes of assets.
     ///   - logger: Where the storage and the broadcaster log.
     public static func open(
         postgres url: PostgresURL, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
         notificationIdleLimit: Duration = .seconds(600), limits: PostgresStorage.Limits = PostgresStorage.Limits(),
-        publicURL: String? = nil, logger: Logger
+        publicURL: String? = nil, assetSettings: AssetSettings = AssetSettings(), logger: Logger
     ) async throws -> CloudService {
         let storage = try await PostgresStorage(url: url, limits: limits, logger: logger)
         let broadcaster: PostgresChangeBroadcaster
@@ -243,6 +246,6 @@ extension CloudService {
         }
         return CloudService(
             storage: storage, recordSizeLimit: recordSizeLimit, notificationIdleLimit: notificationIdleLimit,
-            broadcaster: broadcaster, publicURL: publicURL)
+            broadcaster: broadcaster, publicURL: publicURL, assetSettings: assetSettings)
     }
 }

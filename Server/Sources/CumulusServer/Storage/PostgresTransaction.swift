@@ -16,7 +16,7 @@ struct PostgresTransaction: StorageTransaction {
     private var logger: Logger { connection.logger }
 
     @discardableResult
-    private func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await connection.run(query).rows
     }
 
@@ -598,7 +598,7 @@ struct PostgresTransaction: StorageTransaction {
         """
 
     /// Reads one row of `table`; an impossible one answers `INTERNAL_ERROR`, logged.
-    private func read<T>(_ row: PostgresRow, table: String, _ body: (PostgresColumns) throws -> T) throws -> T {
+    func read<T>(_ row: PostgresRow, table: String, _ body: (PostgresColumns) throws -> T) throws -> T {
         do {
             return try body(PostgresColumns(row, table: table))
         } catch let error as ImpossibleRow {

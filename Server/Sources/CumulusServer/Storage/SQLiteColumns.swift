@@ -44,6 +44,15 @@ struct SQLiteColumns {
         }
     }
 
+    /// An `INTEGER` column that may be NULL.
+    func optionalInteger(_ column: String) throws -> Int64? {
+        switch try value(column) {
+        case .integer(let value): return Int64(value)
+        case .null: return nil
+        default: throw impossible(column, "is not an INTEGER")
+        }
+    }
+
     /// An `INTEGER NOT NULL` column holding 0 or 1.
     func bool(_ column: String) throws -> Bool {
         switch try integer(column) {

@@ -8,8 +8,11 @@ import SQLiteNIO
 /// The file is in WAL mode with `synchronous=FULL`: a transaction that
 /// committed survives a crash or a power cut. One connection runs one
 /// transaction at a time (writes as `BEGIN IMMEDIATE`), which is what
-/// gives each zone its gapless change feed.
+/// gives each zone its gapless change feed. The bytes of assets are files
+/// in a directory beside it (``FileAssetStore``).
 public final class SQLiteStorage: ServerStorage {
+    /// The files of the assets' bytes.
+    public let assetBytes: any AssetByteStore
     private let connection: SQLiteConnection
     private let logger: Logger
     private let gate = AsyncLock()
@@ -18,11 +21,15 @@ public final class SQLiteStorage: ServerStorage {
     /// Opens (creating if needed) the database file at `path` and brings its
     /// schema up to date.
     ///
-    /// - Parameter logger: Where impossible rows are logged (never their values).
+    /// - Parameters:
+    ///   - assetDirectory: Where the bytes of assets are kept: `<path>-assets`
+    ///     by default, beside the file as its `-wal` is.
+    ///   - logger: Where impossible rows are logged (never their values).
     /// - Throws: An `SQLiteError` when the file cannot be opened, or
     ///   ``CloudError`` (`INTERNAL_ERROR`) for a file written by a newer server.
-    public init(path: String, logger: Logger) async throws {
+    public init(path: String, assetDirectory: String? = nil, logger: Logger) async throws {
         self.logger = logger
+        assetBytes = try FileAssetStore(directory: assetDirectory ?? path + "-assets")
         connection = try await SQLiteConnection.open(storage: .file(path: path))
         do {
             _ = try await connection.query("PRAGMA journal_mode=WAL")
@@ -90,7 +97,7 @@ public final class SQLiteStorage: ServerStorage {
 enum SQLiteSchema {
     /// The statements that bring a file from each version to the next: the
     /// first creates version 1.
-    static let migrations = [versionOne, versionTwo, versionThree, versionFour, versionFive]
+    static let migrations = [versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix]
     /// The version this server writes.
     static var version: Int { migrations.count }
 
@@ -132,6 +139,33 @@ enum SQLiteSchema {
         """,
         "CREATE INDEX query_notifications_by_user ON query_notifications (database_id, user_name, serial, id)",
         "CREATE INDEX query_notifications_by_time ON query_notifications (logged)",
+    ]
+
+    /// Version six keeps assets: their rows (the bytes are files beside the
+    /// database), the upload tickets and receipts that lead to them, and the
+    /// secret download URLs are signed with. A zone's id is never reused
+    /// (`AUTOINCREMENT`), so the rows name zones without a foreign key: a
+    /// deleted zone's assets stay until the collector deletes them.
+    private static let versionSix = [
+        "CREATE TABLE asset_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret BLOB NOT NULL)",
+        """
+        CREATE TABLE asset_upload_tickets (id TEXT PRIMARY KEY, container TEXT NOT NULL, environment TEXT NOT NULL,
+            scope TEXT NOT NULL, owner TEXT NOT NULL, zone_id INTEGER NOT NULL, record_name TEXT NOT NULL,
+            record_type TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires INTEGER NOT NULL)
+        """,
+        "CREATE INDEX asset_upload_tickets_by_expiry ON asset_upload_tickets (expires)",
+        """
+        CREATE TABLE assets (id TEXT PRIMARY KEY, zone_id INTEGER NOT NULL, record_name TEXT NOT NULL,
+            field_name TEXT NOT NULL, user_name TEXT NOT NULL, size INTEGER, checksum TEXT, created INTEGER NOT NULL,
+            unheld_since INTEGER)
+        """,
+        "CREATE INDEX assets_by_unheld ON assets (unheld_since) WHERE unheld_since IS NOT NULL",
+        "CREATE INDEX assets_held_by_zone ON assets (zone_id) WHERE unheld_since IS NULL",
+        """
+        CREATE TABLE asset_receipts (id TEXT PRIMARY KEY, asset_id TEXT NOT NULL, zone_id INTEGER NOT NULL,
+            record_name TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires INTEGER NOT NULL)
+        """,
+        "CREATE INDEX asset_receipts_by_expiry ON asset_receipts (expires)",
     ]
 
     /// Version four is for sharing: records keep their parent and the share

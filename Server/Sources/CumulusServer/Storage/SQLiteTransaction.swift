@@ -11,18 +11,18 @@ struct SQLiteTransaction: StorageTransaction {
     let logger: Logger
 
     @discardableResult
-    private func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
         try await connection.query(sql, binds)
     }
 
     /// `?, ?, …` for `count` values.
-    private func placeholders(_ count: Int) -> String {
+    func placeholders(_ count: Int) -> String {
         Array(repeating: "?", count: count).joined(separator: ", ")
     }
 
     /// Runs a multi-row statement in chunks that stay under SQLite's limit
     /// of bound variables.
-    private func chunked<Row>(_ rows: [Row], _ body: ([Row]) async throws -> Void) async throws {
+    func chunked<Row>(_ rows: [Row], _ body: ([Row]) async throws -> Void) async throws {
         var start = 0
         while start < rows.count {
             let end = min(start + 400, rows.count)
@@ -598,7 +598,7 @@ struct SQLiteTransaction: StorageTransaction {
         ]) + ", zone_id, participants"
 
     /// Reads one row of `table`; an impossible one answers `INTERNAL_ERROR`, logged.
-    private func read<T>(_ row: SQLiteRow, table: String, _ body: (SQLiteColumns) throws -> T) throws -> T {
+    func read<T>(_ row: SQLiteRow, table: String, _ body: (SQLiteColumns) throws -> T) throws -> T {
         do {
             return try body(SQLiteColumns(row, table: table))
         } catch let error as ImpossibleRow {

@@ -22,6 +22,8 @@ struct RemoteBackend: ConformanceBackend {
 
     var faults: (any ConformanceFaults)? { RemoteFaults(backend: self) }
 
+    var assets: (any ConformanceAssetControls)? { RemoteAssetControls(server: server) }
+
     func setEmailAddress(_ address: String?, discoverable: Bool, forUser user: String) async throws {
         let recordName = try await server.user(user).recordName
         guard
@@ -84,6 +86,28 @@ struct RemoteFaults: ConformanceFaults {
             throw CloudError(.badRequest, reason: "not a remote database: \(type(of: database))")
         }
         return remote
+    }
+}
+
+/// The asset checks' controls over the server: its clock, its size limit
+/// and grace period, its collector, and the bytes its storage keeps.
+struct RemoteAssetControls: ConformanceAssetControls {
+    let server: RunningServer
+
+    var assetSizeLimit: Int64 { server.service.rules.assetSettings.sizeLimit }
+    var assetGracePeriod: Duration { server.service.rules.assetSettings.gracePeriod }
+
+    func passTime(_ duration: Duration) async throws {
+        let components = duration.components
+        server.clock.advance(by: Double(components.seconds) + Double(components.attoseconds) / 1e18)
+    }
+
+    func collectAssets() async throws {
+        try await server.service.collectAssets()
+    }
+
+    func storedAssetCount() async throws -> Int {
+        try await server.service.storage.assetBytes.storedIDs().count
     }
 }
 

@@ -16,6 +16,8 @@ final class RunningServer: Sendable {
     let container: String
     let apiToken: String
     let faults: ServerFaults
+    /// The services' wall clock, which tests move.
+    let clock: TestWallClock
     let directory: URL
     private let tasks: [Task<Void, any Error>]
     private let users = Mutex<[String: (recordName: String, token: String)]>([:])
@@ -24,9 +26,10 @@ final class RunningServer: Sendable {
 
     private init(
         stores: TestServices, baseURLs: [URL], container: String, apiToken: String, faults: ServerFaults,
-        directory: URL, tasks: [Task<Void, any Error>]
+        clock: TestWallClock, directory: URL, tasks: [Task<Void, any Error>]
     ) {
         self.faults = faults
+        self.clock = clock
         self.stores = stores
         self.baseURLs = baseURLs
         self.container = container
@@ -37,15 +40,19 @@ final class RunningServer: Sendable {
 
     /// Starts a server over a fresh store: a new SQLite file in a temporary
     /// directory, or a new PostgreSQL database with one server or two
-    /// (devices then alternate between them, and faults hit both).
+    /// (devices then alternate between them, and faults hit both). Its
+    /// services run on `clock`; its assets are at most 1 MiB by default,
+    /// as the conformance checks want.
     static func start(
         store: TestStore = .sqlite,
-        configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger)
+        configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger),
+        assetSettings: AssetSettings = AssetSettings(sizeLimit: 1 << 20), clock: TestWallClock = TestWallClock()
     ) async throws -> RunningServer {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-server-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let stores = try await store.makeServices(directory: directory)
+        let stores = try await store.makeServices(
+            directory: directory, assetSettings: assetSettings, now: clock.now)
         let container = "iCloud.com.example.conformance"
         let apiToken: String
         do {
@@ -75,7 +82,7 @@ final class RunningServer: Sendable {
         }
         return RunningServer(
             stores: stores, baseURLs: baseURLs, container: container, apiToken: apiToken, faults: faults,
-            directory: directory, tasks: tasks)
+            clock: clock, directory: directory, tasks: tasks)
     }
 
     /// The record name and web auth token of the container's user `name`,

@@ -1,0 +1,74 @@
+import Cumulus
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The asset URLs: the upload URL that `assets/upload` answers and the
+/// download URL of a returned record. The URL is the credential, so neither
+/// asks for a token; the ticket and the token are secret route parameters.
+extension CloudRoutes {
+    func addAssetRoutes<Context: Hummingbird.RequestContext>(to router: Router<Context>) {
+        router.post("/assets/1/upload/:ticket") { request, context in
+            try await self.upload(request, ticket: context.parameters.get("ticket") ?? "")
+        }
+        router.get("/assets/1/download/:token/:name") { request, context in
+            try await self.download(request, token: context.parameters.get("token") ?? "")
+        }
+    }
+
+    /// The upload URL: the raw body streams into the record service, which
+    /// stores it as it arrives, counting it against the asset size limit
+    /// (the JSON body limit is not for assets). A `Content-Length` over the
+    /// limit is refused before a byte is read.
+    func upload(_ request: Request, ticket: String) async throws -> Response {
+        var declared: Int64?
+        if let text = request.headers[.contentLength] {
+            guard let length = Int64(text), length >= 0 else {
+                throw HTTPFailure(.badRequest, "The Content-Length is not a length.")
+            }
+            declared = length
+        }
+        do {
+            let asset = try await service.receiveAsset(
+                ticket: ticket, contentLength: declared, chunks: request.body.map { Array($0.readableBytesView) })
+            return Self.json(asset.singleFileBody())
+        } catch let error as CloudError {
+            // What is left of the body is not read: the connection closes after the answer.
+            throw HTTPFailure(error, closesConnection: true)
+        }
+    }
+
+    /// The download URL: the asset's bytes, streamed as they are read, or
+    /// the part a `Range` header asks for (206), or 416 for a range outside it.
+    func download(_ request: Request, token: String) async throws -> Response {
+        let whole = try await service.openAssetDownload(token: token, range: nil)
+        let size = whole.assetSize
+        var headers: HTTPFields = [
+            .contentType: "application/octet-stream", .acceptRanges: "bytes",
+            // The URL is a credential: no shared cache keeps what it opens.
+            .cacheControl: "private, no-store",
+        ]
+        let download: AssetDownload
+        let status: HTTPResponse.Status
+        switch ByteRange(header: request.headers[.range], size: size) {
+        case .whole:
+            (download, status) = (whole, .ok)
+        case .part(let range):
+            download = try await service.openAssetDownload(token: token, range: range)
+            status = .partialContent
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"
+        case .unsatisfiable:
+            throw HTTPFailure(
+                CloudError(.rangeNotSatisfiable, reason: "The range is not inside the asset's \(size) bytes."),
+                headers: [.contentRange: "bytes */\(size)"])
+        }
+        let length = Int(download.range.upperBound - download.range.lowerBound)
+        headers[.contentLength] = String(length)
+        return Response(
+            status: status, headers: headers,
+            body: ResponseBody(contentLength: length) { writer in
+                for try await chunk in download { try await writer.write(ByteBuffer(bytes: chunk)) }
+                try await writer.finish(nil)
+            })
+    }
+}
