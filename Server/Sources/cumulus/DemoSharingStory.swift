@@ -14,17 +14,19 @@ struct DemoAlbum: CloudCodable, Identifiable, Equatable {
     static func == (lhs: DemoAlbum, rhs: DemoAlbum) -> Bool { lhs.id == rhs.id && lhs.title == rhs.title }
 }
 
-/// A photo of an album: the album is its parent, so sharing the album shares it.
+/// A photo of an album: the album is its parent, so sharing the album shares
+/// it. Its picture, when it has one, is an asset beside the record.
 struct DemoPhoto: CloudCodable, Identifiable, Equatable {
     var id: String
     var albumID: String
     var caption: String
+    var picture: CloudAsset?
     var cloudMetadata: RecordMetadata?
 
     var cloudParentIdentifier: String? { albumID }
 
     static func == (lhs: DemoPhoto, rhs: DemoPhoto) -> Bool {
-        lhs.id == rhs.id && lhs.albumID == rhs.albumID && lhs.caption == rhs.caption
+        lhs.id == rhs.id && lhs.albumID == rhs.albumID && lhs.caption == rhs.caption && lhs.picture == rhs.picture
     }
 }
 
@@ -65,16 +67,19 @@ extension DemoWorld {
         let albums = try await engine(DemoAlbum.self, "alice-albums", webAuthToken: people.alice)
         let photos = try await engine(DemoPhoto.self, "alice-photos", webAuthToken: people.alice)
         let holidays = DemoAlbum(id: "holidays", title: "Holidays")
+        let beachPicture = Self.pictureBytes(count: 5_000_000)
         var share: Share?
         var link: URL?
 
         passed =
             try await step(
-                "Alice shares an album with its two photos: bob may add and edit (invited by email), carol may only look."
+                "Alice shares an album with its two photos (the beach with its 5 MB picture): bob may add and edit (invited by email), carol may only look."
             ) {
                 try await albums.upload(holidays)
                 try await photos.upload([
-                    DemoPhoto(id: "beach", albumID: "holidays", caption: "The beach"),
+                    DemoPhoto(
+                        id: "beach", albumID: "holidays", caption: "The beach",
+                        picture: CloudAsset(data: beachPicture)),
                     DemoPhoto(id: "harbour", albumID: "holidays", caption: "The harbour"),
                 ])
                 try await albums.sync()
@@ -119,6 +124,24 @@ extension DemoWorld {
                     && seen == ["beach", "harbour"]
             } && passed
         guard let bobPhotos, let bobShare else { return false }
+
+        passed =
+            try await step("Bob opens the beach photo: its picture downloads only now, showing its progress.") {
+                guard let picture = await bobPhotos.model(withIdentifier: "beach")?.picture else { return false }
+                let fetchedEarly = await bobPhotos.hasContents(of: picture)
+                var updates = 0
+                var file: URL?
+                for try await update in bobPhotos.download(picture) {
+                    switch update {
+                    case .progress: updates += 1
+                    case .finished(let url): file = url
+                    }
+                }
+                guard let file else { return false }
+                let bytes = try Data(contentsOf: file)
+                output.write("  \(bytes.count) bytes in \(updates) progress updates")
+                return !fetchedEarly && updates > 1 && bytes == beachPicture
+            } && passed
 
         passed =
             try await step("Bob adds a photo to the album; alice's device shows it.") {
@@ -185,5 +208,17 @@ extension DemoWorld {
         await albums.close()
         await photos.close()
         return passed
+    }
+
+    /// Bytes that look like a picture's: no two neighbours alike, the same every run.
+    static func pictureBytes(count: Int) -> Data {
+        var state: UInt32 = 2_463_534_242
+        return Data(
+            (0..<count).map { _ in
+                state ^= state << 13
+                state ^= state >> 17
+                state ^= state << 5
+                return UInt8(truncatingIfNeeded: state)
+            })
     }
 }

@@ -4,8 +4,8 @@ import Foundation
 import Logging
 
 /// The demo's story: a server on loopback, two devices of one user and a
-/// device of another, then an album shared between three users, each step
-/// printed and then checked.
+/// device of another, then an album with a picture shared between three
+/// users, then a public board, each step printed and then checked.
 struct DemoStory {
     let output: CommandOutput
 
@@ -42,11 +42,12 @@ struct DemoStory {
         let passed: Bool
         do {
             let synced = try await world.tell(alice: alice.webAuthToken, bob: bob.webAuthToken)
-            let shared = try await world.tellSharing(
-                DemoPeople(
-                    alice: alice.webAuthToken, bob: bob.webAuthToken, carol: carol.webAuthToken,
-                    carolRecordName: carol.userRecordName))
-            passed = synced && shared
+            let people = DemoPeople(
+                alice: alice.webAuthToken, bob: bob.webAuthToken, carol: carol.webAuthToken,
+                carolRecordName: carol.userRecordName)
+            let shared = try await world.tellSharing(people)
+            let published = try await world.tellPublic(people)
+            passed = synced && shared && published
         } catch {
             output.write("✗ \(error)")
             passed = false
