@@ -204,8 +204,9 @@ struct MemoryStatus {
     /// `VmHWM`: the most resident so far.
     var peak: Int
 
-    static func read() -> MemoryStatus {
-        let text = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    /// The status of this process, or of another at `path` (`/proc/<pid>/status`).
+    static func read(path: String = "/proc/self/status") -> MemoryStatus {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         func field(_ name: String) -> Int {
             guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
             return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0

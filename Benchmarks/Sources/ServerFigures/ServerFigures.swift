@@ -21,11 +21,15 @@ import Foundation
 ///   beside `RemoteCloudDatabase` alone and the engine over
 ///   `InMemoryCloudServer`;
 /// - the time from an upload on one device to the change in another
-///   device's `changes` stream, median and 99th percentile.
+///   device's `changes` stream, median and 99th percentile;
+/// - uploads and downloads of assets of each `--asset-sizes` (1, 10, 50 MB)
+///   over HTTP, through `RemoteCloudDatabase` and through `curl`, with the
+///   server's resident memory (`--assets-only` runs only these).
 ///
 /// ```
 /// swift run -c release --package-path Benchmarks ServerFigures [records] [changes]
 ///     [--writes N] [--clients 1,8,64] [--large N] [--stores sqlite,postgres,postgres-2]
+///     [--asset-sizes 1,10,50] [--assets-only]
 /// ```
 ///
 /// `records` (100,000) is the single-client write and the fetch; `--writes`
@@ -40,9 +44,18 @@ struct ServerFigures {
             try await LargeFetch.child(Array(arguments.dropFirst()))
             return
         }
+        if arguments.first == AssetTransfer.childCommand {
+            try await AssetTransfer.child(Array(arguments.dropFirst()))
+            return
+        }
         let options = try Options(arguments)
         let clock = ContinuousClock()
         let began = clock.now
+        if options.assetsOnly {
+            try await assets(options)
+            print("\n(run took \((clock.now - began).seconds.oneDecimal) s)")
+            return
+        }
         let postgres = try PostgresAdmin.fromEnvironment()
         var deployments: [(setup: StoreSetup, deployment: Deployment)] = []
         var skipped: [String] = []
@@ -63,6 +76,7 @@ struct ServerFigures {
         if let sqlite = deployments.first(where: { $0.setup == .sqlite })?.deployment {
             try await roundTrips(sqlite)
         }
+        try await assets(options)
 
         for (_, deployment) in deployments { await deployment.stop() }
         print("\n(run took \((clock.now - began).seconds.oneDecimal) s)")
@@ -389,6 +403,26 @@ struct ServerFigures {
         ]
     }
 
+    static func assets(_ options: Options) async throws {
+        guard !options.assetSizes.isEmpty else { return }
+        print("\n== assets over HTTP on SQLite, median of 3: RemoteCloudDatabase against curl, same bytes, same server")
+        var rows: [[String]] = []
+        for size in options.assetSizes {
+            let figures = try await AssetTransfer.measure(megabytes: size, runs: 3)
+            func rate(_ seconds: Double) -> String { "\((Double(size) / seconds).oneDecimal) MB/s" }
+            rows.append([
+                "\(size) MB", rate(figures.clientUpload), rate(figures.curlUpload), rate(figures.clientDownload),
+                rate(figures.curlDownload), megabytes(figures.serverStartKiB * 1024),
+                megabytes(figures.serverPeakKiB * 1024),
+            ])
+        }
+        printTable(
+            [
+                "asset", "upload", "floor: curl upload", "download", "floor: curl download", "server RSS at start",
+                "server peak RSS",
+            ], rows)
+    }
+
     static func printTable(_ titles: [String], _ rows: [[String]]) {
         var table = TextTable(columns: titles.enumerated().map { TextTable.Column($1, right: $0 > 0) })
         for row in rows { table.add(row) }
@@ -414,6 +448,8 @@ struct Options {
     var clients = [1, 8, 64]
     var large = 1_000_000
     var stores = StoreSetup.allCases
+    var assetSizes = [1, 10, 50]
+    var assetsOnly = false
 
     init(_ arguments: [String]) throws {
         var positional: [Int] = []
@@ -435,6 +471,14 @@ struct Options {
             }
             switch argument {
             case "--writes": writes = try number()
+            case "--assets-only": assetsOnly = true
+            case "--asset-sizes":
+                assetSizes = try value().split(separator: ",").map { text in
+                    guard let size = Int(text), size >= 0, size <= 50 else {
+                        throw CloudError(.badRequest, reason: "--asset-sizes takes megabytes up to 50, such as 1,10,50")
+                    }
+                    return size
+                }.filter { $0 > 0 }
             case "--large": large = try number()
             case "--clients":
                 clients = try value().split(separator: ",").map { text in
