@@ -296,6 +296,74 @@ struct MultiServerTests {
         }
     }
 
+    /// An album of the engine test across servers.
+    struct Album: CloudCodable, Identifiable {
+        var id: String
+        var cloudMetadata: RecordMetadata?
+    }
+
+    /// A photo of an album, with its picture as an asset.
+    struct Photo: CloudCodable, Identifiable {
+        var id: String
+        var albumID: String
+        var picture: CloudAsset
+        var cloudMetadata: RecordMetadata?
+        var cloudParentIdentifier: String? { albumID }
+    }
+
+    @Test("an owner's photo with a 5 MB picture, shared through one server, downloads on demand through the other")
+    func sharedPictureAcrossServers() async throws {
+        try await Self.with { pair in
+            let folder = CumulusCommandTests.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            func engine<Model: CloudCodable>(
+                _ type: Model.Type, _ name: String, _ database: RemoteCloudDatabase, zone: ZoneID? = nil
+            ) async throws -> SyncEngine<Model> {
+                var configuration = zone.map { SyncConfiguration(sharedZone: $0) } ?? SyncConfiguration()
+                configuration.zoneName = "Albums"
+                configuration.automaticSync = false
+                return try await SyncEngine<Model>(
+                    database: database, directory: folder.appendingPathComponent(name), configuration: configuration)
+            }
+            var generator = SystemRandomNumberGenerator()
+            let bytes = Data((0..<5_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let albums = try await engine(Album.self, "albums", pair.device("alice", on: 0))
+            let photos = try await engine(Photo.self, "photos", pair.device("alice", on: 0))
+            let album = Album(id: "a1")
+            try await albums.upload(album)
+            try await photos.upload(Photo(id: "p1", albumID: "a1", picture: CloudAsset(data: bytes)))
+            try await albums.sync()
+            try await photos.sync()
+            let bobName = try await pair.device("bob", on: 1).currentUser().userRecordName
+            let share = try await albums.share(
+                album, participants: [ShareParticipant(lookupInfo: .user(bobName), permission: .readOnly)])
+            let shortGUID = try #require(share.shortGUID)
+
+            let lobby = pair.device("bob", on: 1, scope: .public)
+            let accepted = try await lobby.accept(try await lobby.shareMetadata(shortGUID: shortGUID))
+            let bob = try await engine(
+                Photo.self, "bob", pair.device("bob", on: 1, scope: .shared), zone: accepted.zoneID)
+            try await bob.sync()
+            let picture = try #require(await bob.model(withIdentifier: "p1")?.picture)
+            #expect(await !bob.hasContents(of: picture), "the picture was downloaded before it was asked for")
+            var progress: [Int64] = []
+            var file: URL?
+            for try await update in bob.download(picture) {
+                switch update {
+                case .progress(let completed, let total):
+                    #expect(total == 5_000_000)
+                    progress.append(completed)
+                case .finished(let url): file = url
+                }
+            }
+            #expect(progress.count > 1 && progress == progress.sorted() && progress.last == 5_000_000)
+            #expect(try Data(contentsOf: try #require(file)) == bytes)
+            await bob.close()
+            await photos.close()
+            await albums.close()
+        }
+    }
+
     @Test("a long poll on one server wakes for a write through the other")
     func longPollWakesAcrossServers() async throws {
         try await Self.with { pair in
