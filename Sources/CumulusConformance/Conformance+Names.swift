@@ -32,6 +32,17 @@ extension CloudDatabaseConformance {
         await expectCloudError(.badRequest) {
             try await alice.modifySubscriptions([.save(Subscription(subscriptionID: "s\u{0}1", zoneID: notesZone))])
         }
+        for query in [
+            RecordQuery(recordType: "No\u{0}te"),
+            RecordQuery(recordType: "Note", filters: [QueryFilter("ti\u{0}tle", .equals, .string("x"))]),
+            RecordQuery(recordType: "Note", sort: [QuerySort("ti\u{0}tle")]),
+        ] {
+            await expectCloudError(.badRequest) {
+                try await alice.modifySubscriptions([
+                    .save(Subscription(subscriptionID: "q1", query: query, zoneID: notesZone))
+                ])
+            }
+        }
         // Nothing was written under a cut name.
         #expect(try await alice.fetch("a") == nil)
         #expect(try await alice.listZones().map(\.zoneID.zoneName).sorted() == ["Notes", "_defaultZone"])

@@ -7,8 +7,9 @@ import Cumulus
 /// holding it could not be kept faithfully everywhere: it is refused with
 /// `BAD_REQUEST` before anything is read or written. That covers container,
 /// user, zone and owner names, record names and types, field names (of
-/// saved records, filters, sorts and `desiredKeys`), the record names of
-/// references, and subscription identifiers.
+/// saved records, filters, sorts and `desiredKeys`, in queries and query
+/// subscriptions), the record names of references, and subscription
+/// identifiers.
 public enum NameRules {
     /// Refuses a caller whose container or user name holds U+0000.
     static func check(_ caller: Caller) throws(CloudError) {
@@ -31,12 +32,7 @@ public enum NameRules {
             try check(desiredKeys, "a desired key")
         case .queryRecords(let query, let zoneID, _, _, let desiredKeys):
             try check(zoneID)
-            try check(query.recordType, "the query's record type")
-            for filter in query.filters {
-                try check(filter.fieldName, "a filter's field name")
-                try check(filter.fieldValue, field: filter.fieldName)
-            }
-            for sort in query.sort { try check(sort.fieldName, "a sort's field name") }
+            try check(query)
             try check(desiredKeys, "a desired key")
         case .fetchRecordChanges(let request):
             try check(request.zoneID)
@@ -62,6 +58,7 @@ public enum NameRules {
                 case .save(let subscription):
                     try check(subscription.subscriptionID, "a subscription identifier")
                     try check(subscription.zoneID)
+                    if case .query(let query, _) = subscription.kind { try check(query) }
                 case .delete(let identifier):
                     try check(identifier, "a subscription identifier")
                 }
@@ -90,6 +87,15 @@ public enum NameRules {
             .lookupUsersByEmail:
             break
         }
+    }
+
+    private static func check(_ query: RecordQuery) throws(CloudError) {
+        try check(query.recordType, "the query's record type")
+        for filter in query.filters {
+            try check(filter.fieldName, "a filter's field name")
+            try check(filter.fieldValue, field: filter.fieldName)
+        }
+        for sort in query.sort { try check(sort.fieldName, "a sort's field name") }
     }
 
     private static func check(_ record: Record) throws(CloudError) {
