@@ -4,9 +4,11 @@ extension RecordService {
     /// `subscriptions/modify`: subscriptions belong to the user, not the device.
     ///
     /// A query subscription keeps its query's record type and filters (its
-    /// sort means nothing to a notification). One that can never fire, or
-    /// in the shared database (whose zones' records belong to their owners'
-    /// subscriptions), is a `BAD_REQUEST` entry.
+    /// sort means nothing to a notification). A query that `records/query`
+    /// would refuse makes the whole request a `BAD_REQUEST`, as it does
+    /// there; one that can never fire, or in the shared database (whose
+    /// zones' records belong to their owners' subscriptions), is a
+    /// `BAD_REQUEST` entry.
     func modifySubscriptions(_ operations: [SubscriptionOperation], context: RequestContext) async throws
         -> [SubscriptionResult]
     {
@@ -22,6 +24,13 @@ extension RecordService {
                 throw CloudError(
                     .badRequest,
                     reason: "subscription '\(identifier)' appears in more than one operation of the request")
+            }
+            if case .save(let subscription) = operation, case .query(let query, _) = subscription.kind {
+                do {
+                    try QueryEvaluation.validate(query)
+                } catch let error as CloudError {
+                    throw CloudError(.badRequest, reason: "subscription '\(identifier)': \(error.reason)")
+                }
             }
         }
         let key = context.key
@@ -98,7 +107,7 @@ extension RecordService {
     /// Why a query subscription is refused (`BAD_REQUEST`): it can never
     /// fire, or the database does not take it; `nil` to accept it.
     private static func queryRefusal(of subscription: Subscription, in scope: DatabaseScope) -> CloudError? {
-        guard case .query(let query, let firesOn) = subscription.kind else { return nil }
+        guard case .query(_, let firesOn) = subscription.kind else { return nil }
         let identifier = subscription.subscriptionID
         guard scope != .shared else {
             return CloudError(
@@ -107,13 +116,6 @@ extension RecordService {
         }
         guard !firesOn.isEmpty else {
             return CloudError(.badRequest, reason: "subscription '\(identifier)' fires on nothing: firesOn is empty")
-        }
-        do {
-            try QueryEvaluation.validate(query)
-        } catch let error as CloudError {
-            return CloudError(.badRequest, reason: "subscription '\(identifier)': \(error.reason)")
-        } catch {
-            return CloudError(.badRequest, reason: "subscription '\(identifier)': \(error)")
         }
         return nil
     }
