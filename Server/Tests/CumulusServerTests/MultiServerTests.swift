@@ -24,14 +24,17 @@ struct MultiServerTests {
                     "--postgres",
                     "postgres://\(database.username)@\(database.host):\(database.port)/\(database.database)",
                 ]
-                let apiToken = try ServerCrashTests.lastLine(of: executable, ["container", "add", "multi"] + store)
+                let apiToken = try await ServerCrashTests.lastLine(
+                    of: executable, ["container", "add", "multi"] + store)
                 var userTokens: [String: String] = [:]
                 for user in users {
-                    userTokens[user] = try ServerCrashTests.lastLine(
+                    userTokens[user] = try await ServerCrashTests.lastLine(
                         of: executable, ["user", "add", user, "--container", "multi"] + store)
                 }
-                let servers = try (0..<2).map { _ in
-                    try ServeProcess(executable: executable, store: store, container: "multi")
+                var servers: [ServeProcess] = []
+                for _ in 0..<2 {
+                    servers.append(
+                        try await ServeProcess.start(executable: executable, store: store, container: "multi"))
                 }
                 return Pair(database: database, servers: servers, apiToken: apiToken, userTokens: userTokens)
             } catch {

@@ -38,11 +38,11 @@ struct ServerCrashTests {
         let data = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-crash-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: data) }
-        let apiToken = try Self.lastLine(of: executable, ["container", "add", "crash", "--data", data.path])
-        let userToken = try Self.lastLine(
+        let apiToken = try await Self.lastLine(of: executable, ["container", "add", "crash", "--data", data.path])
+        let userToken = try await Self.lastLine(
             of: executable, ["user", "add", "alice", "--container", "crash", "--data", data.path])
 
-        let first = try ServeProcess(executable: executable, data: data)
+        let first = try await ServeProcess.start(executable: executable, data: data)
         let database = first.database(apiToken: apiToken, webAuthToken: userToken)
         let zone = ZoneID(zoneName: "Crash")
         _ = try await database.modifyZones([.create(zone)])
@@ -80,7 +80,7 @@ struct ServerCrashTests {
         let acknowledgedNow = acknowledgedTags.withLock { $0 }
         #expect(acknowledgedNow.count >= acknowledged)
 
-        let second = try ServeProcess(executable: executable, data: data)
+        let second = try await ServeProcess.start(executable: executable, data: data)
         defer { second.kill() }
         let reopened = second.database(apiToken: apiToken, webAuthToken: userToken)
         var stored: [String: Record] = [:]
@@ -131,10 +131,11 @@ struct ServerCrashTests {
     /// downloads the asset from a new one on the same store (`--data DIR` or `--postgres URL`).
     static func assetSurvives(location: [String]) async throws {
         let executable = try #require(Self.executableURL, "the cumulus executable was not built")
-        let apiToken = try Self.lastLine(of: executable, ["container", "add", "crash"] + location)
-        let userToken = try Self.lastLine(of: executable, ["user", "add", "alice", "--container", "crash"] + location)
+        let apiToken = try await Self.lastLine(of: executable, ["container", "add", "crash"] + location)
+        let userToken = try await Self.lastLine(
+            of: executable, ["user", "add", "alice", "--container", "crash"] + location)
 
-        let first = try ServeProcess(executable: executable, store: location, container: "crash")
+        let first = try await ServeProcess.start(executable: executable, store: location, container: "crash")
         defer { first.kill() }
         let bytes = AssetHTTP.randomBytes(3_000_000)
         let saved = try await AssetHTTP.savePhoto(
@@ -143,7 +144,7 @@ struct ServerCrashTests {
         #expect(saved.recordName == "photo")
         first.kill()
 
-        let second = try ServeProcess(executable: executable, store: location, container: "crash")
+        let second = try await ServeProcess.start(executable: executable, store: location, container: "crash")
         defer { second.kill() }
         let found = try await second.database(apiToken: apiToken, webAuthToken: userToken)
             .lookupRecords(["photo"], zoneID: .defaultZone, desiredKeys: nil)
@@ -159,21 +160,22 @@ struct ServerCrashTests {
         let data = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-signal-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: data) }
-        let apiToken = try Self.lastLine(of: executable, ["container", "add", "crash", "--data", data.path])
-        let userToken = try Self.lastLine(
+        let apiToken = try await Self.lastLine(of: executable, ["container", "add", "crash", "--data", data.path])
+        let userToken = try await Self.lastLine(
             of: executable, ["user", "add", "alice", "--container", "crash", "--data", data.path])
-        let server = try ServeProcess(executable: executable, data: data)
+        let server = try await ServeProcess.start(executable: executable, data: data)
         let database = server.database(apiToken: apiToken, webAuthToken: userToken)
         let saved = try await database.modifyRecords(
             [RecordOperation(.create, Record(recordType: "Entry", recordName: "kept", zoneID: .defaultZone))],
             zoneID: .defaultZone, atomic: false)
         #expect(saved[0].record != nil)
         server.send(signal)
-        server.process.waitUntilExit()
+        let process = server.process
+        try await offThePool { process.waitUntilExit() }
         #expect(server.process.terminationReason == .exit)
         #expect(server.process.terminationStatus == 0)
 
-        let again = try ServeProcess(executable: executable, data: data)
+        let again = try await ServeProcess.start(executable: executable, data: data)
         defer { again.kill() }
         let found = try await again.database(apiToken: apiToken, webAuthToken: userToken)
             .lookupRecords(["kept"], zoneID: .defaultZone, desiredKeys: nil)
@@ -181,19 +183,31 @@ struct ServerCrashTests {
     }
 
     /// Runs the executable to completion and returns the last line it printed.
-    static func lastLine(of executable: URL, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "cumulus \(arguments.joined(separator: " ")) failed")
+    static func lastLine(of executable: URL, _ arguments: [String]) async throws -> String {
+        let (status, data) = try await offThePool {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, data)
+        }
+        try #require(status == 0, "cumulus \(arguments.joined(separator: " ")) failed")
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
         return String(try #require(lines.last))
+    }
+}
+
+/// Runs blocking work (starting a child process, waiting for it) on a
+/// thread of its own: on the tasks' few threads it would stall every test
+/// running beside it, and the HTTP timeout tests measure time.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
 
@@ -213,12 +227,17 @@ final class ServeProcess: Sendable {
     let container: String
 
     /// Serves the SQLite store in `data`.
-    convenience init(executable: URL, data: URL) throws {
-        try self.init(executable: executable, store: ["--data", data.path], container: "crash")
+    static func start(executable: URL, data: URL) async throws -> ServeProcess {
+        try await start(executable: executable, store: ["--data", data.path], container: "crash")
     }
 
-    /// Serves the store that `store` (`--data DIR` or `--postgres URL`) names.
-    init(executable: URL, store: [String], container: String) throws {
+    /// Serves the store that `store` (`--data DIR` or `--postgres URL`) names,
+    /// once it says where it listens.
+    static func start(executable: URL, store: [String], container: String) async throws -> ServeProcess {
+        try await offThePool { try ServeProcess(executable: executable, store: store, container: container) }
+    }
+
+    private init(executable: URL, store: [String], container: String) throws {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["serve", "--port", "0"] + store
