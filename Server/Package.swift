@@ -50,6 +50,8 @@ let package = Package(
             dependencies: [
                 "CumulusServer", "CumulusSigning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `serve` names the system's reason when it cannot listen.
+                .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .testTarget(
             name: "CumulusServerTests",

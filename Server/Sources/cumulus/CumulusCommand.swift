@@ -1,4 +1,5 @@
 import ArgumentParser
+import CumulusServer
 
 /// `cumulus`: runs the record server and provisions its containers, users
 /// and keys. A new subcommand is one type added to `subcommands`.
@@ -7,9 +8,10 @@ struct CumulusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cumulus",
         abstract: "The Cumulus record server.",
+        version: CumulusVersion.current,
         subcommands: [
             ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self, SchemaCommand.self,
-            DemoCommand.self,
+            DemoCommand.self, BackupCommand.self, RestoreCommand.self,
         ])
 }
 

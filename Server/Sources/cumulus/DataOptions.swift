@@ -10,7 +10,11 @@ struct DataOptions: ParsableArguments {
     /// The environment variable that selects PostgreSQL when `--postgres` is absent.
     static let postgresVariable = "CUMULUS_POSTGRES_URL"
 
-    @Option(name: .long, help: "The data directory; it holds cumulus.sqlite and the assets' files.")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The data directory; it holds cumulus.sqlite and the assets' files.",
+            discussion: "serve creates it; the other commands refuse one that holds no database."))
     var data: String = "./cumulus-data"
 
     @Option(
@@ -41,40 +45,64 @@ struct DataOptions: ParsableArguments {
     /// Where the data is, for the log (a PostgreSQL URL without its password).
     func location() throws -> String {
         if let url = try postgresURL() { return "postgres: \(url)" }
-        return "data: \(data)"
+        return "data: \(directory)"
     }
 
-    /// The store's file, in a data directory created if missing.
-    func storePath() throws -> String {
-        let directory = URL(fileURLWithPath: data, isDirectory: true)
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw ValidationError("Cannot create the data directory \(data): \(error.localizedDescription)")
+    /// The data directory as an absolute path, for messages and the lock.
+    var directory: String {
+        URL(fileURLWithPath: data, isDirectory: true).standardizedFileURL.path
+    }
+
+    /// The store's file, in a data directory created if missing when
+    /// `creating`; else one without a database is refused, so that a
+    /// command given the wrong directory (or none) does not quietly make an
+    /// empty one.
+    func storePath(creating: Bool) throws -> String {
+        let directory = self.directory
+        let path = directory + "/" + SQLiteBackup.databaseFileName
+        if FileManager.default.fileExists(atPath: directory + "/" + SQLiteBackup.restoreMarkerName) {
+            throw CommandFailure(
+                "A restore into \(directory) did not finish (\(SQLiteBackup.restoreMarkerName) says where the data "
+                    + "is); run cumulus restore again before using it.")
         }
-        return directory.appendingPathComponent("cumulus.sqlite").path
+        guard creating else {
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw CommandFailure(
+                    "No Cumulus database in \(directory) (no \(SQLiteBackup.databaseFileName) there). Pass --data "
+                        + "the directory cumulus serve uses, or --postgres; cumulus serve --data \(directory) creates one."
+                )
+            }
+            return path
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw CommandFailure("Cannot create the data directory \(directory): \(error.localizedDescription)")
+        }
+        return path
     }
 
     /// Opens the service on PostgreSQL (bounded by `postgresLimits`) when
     /// one is selected, else on the data directory's SQLite file with the
-    /// assets' files in its `assets` directory; its storage logs to
-    /// `logger`, and share and asset URLs start with `publicURL`.
+    /// assets' files in its `assets` directory, created only when
+    /// `creating`; its storage logs to `logger`, and share and asset URLs
+    /// start with `publicURL`.
     func openService(
         logger: Logger, postgresLimits: PostgresStorage.Limits = PostgresStorage.Limits(), publicURL: String? = nil,
-        assetSettings: AssetSettings = AssetSettings()
+        assetSettings: AssetSettings = AssetSettings(), creating: Bool = false
     ) async throws -> CloudService {
         if let url = try postgresURL() {
             return try await CloudService.open(
                 postgres: url, limits: postgresLimits, publicURL: publicURL, assetSettings: assetSettings,
                 logger: logger)
         }
-        let path = try storePath()
-        let assets = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("assets").path
+        let path = try storePath(creating: creating)
+        let assets = directory + "/" + SQLiteBackup.assetDirectoryName
         return try await CloudService.open(
             path: path, assetDirectory: assets, publicURL: publicURL, assetSettings: assetSettings, logger: logger)
     }
 
-    /// Opens the service, runs `body` and closes the store.
+    /// Opens the service on an existing store, runs `body` and closes the store.
     func withService<T: Sendable>(_ body: (CloudService) async throws -> T) async throws -> T {
         let service = try await openService(logger: Logger(label: "cumulus"))
         do {

@@ -55,10 +55,13 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var data: DataOptions
 
+    @OptionGroup var log: LogOptions
+
     /// The configuration whose settings the options default to.
     private static let defaults = ServerConfiguration(logger: Logger(label: "cumulus"))
 
     func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535, not \(port).") }
         let durations = [
             ("header-timeout", headerTimeout), ("body-timeout", bodyTimeout), ("idle-timeout", idleTimeout),
             ("postgres-connection-wait", postgresConnectionWait),
@@ -120,19 +123,24 @@ struct ServeCommand: AsyncParsableCommand {
     /// Opens the service the data options select, on PostgreSQL with ``postgresLimits()``.
     func openService(logger: Logger) async throws -> CloudService {
         try await data.openService(
-            logger: logger, postgresLimits: postgresLimits(), publicURL: publicURL, assetSettings: assetSettings())
+            logger: logger, postgresLimits: postgresLimits(), publicURL: publicURL, assetSettings: assetSettings(),
+            creating: true)
     }
 
     func run() async throws {
-        let logger = Logger(label: "cumulus")
+        let logger = try log.logger()
+        guard try data.postgresURL() == nil else { return try await serve(logger: logger) }
+        // One server per SQLite file: a second would interleave its writes with the first's caches.
+        _ = try data.storePath(creating: true)
+        try await DataDirectoryLock.withLock(directory: data.directory) { try await serve(logger: logger) }
+    }
+
+    private func serve(logger: Logger) async throws {
         let location = try data.location()
         let service = try await openService(logger: logger)
-        let server = CumulusHTTPServer(service: service, configuration: serverConfiguration(logger: logger))
-        let host = self.host
         do {
-            try await server.runUntilTerminated { port in
-                logger.info("Cumulus listening on http://\(host):\(port) (\(location))")
-            }
+            try await reportContainers(of: service, logger: logger)
+            try await listen(service: service, logger: logger, location: location)
         } catch {
             try? await service.close()
             throw error

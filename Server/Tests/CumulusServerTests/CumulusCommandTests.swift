@@ -24,11 +24,19 @@ struct CumulusCommandTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("cumulus-cli-\(UUID().uuidString)")
     }
 
+    /// Creates the database of the data directory `data` as `cumulus serve`
+    /// does when it starts: the other commands need one.
+    static func createDatabase(_ data: String) async throws {
+        let serve = try #require(try CumulusCommand.parseAsRoot(["serve", "--data", data]) as? ServeCommand)
+        try await serve.openService(logger: quietLogger).close()
+    }
+
     @Test("container, user and key add print their value alone on the last line, and the store has them")
     func provisioning() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let data = directory.appendingPathComponent("data").path
+        try await Self.createDatabase(data)
         let container = "iCloud.com.example.cli"
 
         let apiToken = try #require(try await Self.run(["container", "add", container, "--data", data]).last)
@@ -59,6 +67,7 @@ struct CumulusCommandTests {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let data = directory.appendingPathComponent("data").path
+        try await Self.createDatabase(data)
         let container = "iCloud.com.example.schema"
         _ = try await Self.run(["container", "add", container, "--data", data])
         let development = Caller(container: container, environment: .development, scope: .private, user: "_a")
@@ -90,6 +99,7 @@ struct CumulusCommandTests {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let data = directory.appendingPathComponent("data").path
+        try await Self.createDatabase(data)
         await #expect(throws: CloudError.self) {
             _ = try await Self.run(["container", "add", "a\u{0}b", "--data", data])
         }
@@ -116,6 +126,7 @@ struct CumulusCommandTests {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let data = directory.appendingPathComponent("data").path
+        try await Self.createDatabase(data)
         let container = "iCloud.com.example.email"
         _ = try await Self.run(["container", "add", container, "--data", data])
         _ = try await Self.run([

@@ -38,6 +38,7 @@ struct ServerCrashTests {
         let data = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-crash-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: data) }
+        try await CumulusCommandTests.createDatabase(data.path)
         let apiToken = try await Self.lastLine(of: executable, ["container", "add", "crash", "--data", data.path])
         let userToken = try await Self.lastLine(
             of: executable, ["user", "add", "alice", "--container", "crash", "--data", data.path])
@@ -114,7 +115,10 @@ struct ServerCrashTests {
         let data = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-asset-crash-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: data) }
-        guard store == .postgres else { return try await Self.assetSurvives(location: ["--data", data.path]) }
+        guard store == .postgres else {
+            try await CumulusCommandTests.createDatabase(data.path)
+            return try await Self.assetSurvives(location: ["--data", data.path])
+        }
         let database = try await PostgresTestDatabase.create()
         do {
             try await Self.assetSurvives(location: [
@@ -160,6 +164,7 @@ struct ServerCrashTests {
         let data = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-signal-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: data) }
+        try await CumulusCommandTests.createDatabase(data.path)
         let apiToken = try await Self.lastLine(of: executable, ["container", "add", "crash", "--data", data.path])
         let userToken = try await Self.lastLine(
             of: executable, ["user", "add", "alice", "--container", "crash", "--data", data.path])

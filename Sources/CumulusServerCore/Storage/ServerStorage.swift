@@ -432,6 +432,8 @@ public protocol StorageTransaction: AssetTransaction {
     func createContainer(named name: String, tokenHash: String) async throws -> Bool
     /// The hash of a container's API token, or `nil` for an unknown container.
     func containerTokenHash(named name: String) async throws -> String?
+    /// How many containers there are.
+    func containerCount() async throws -> Int
     /// Creates a user; `false` when the name is taken in the container.
     func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool
     /// The record name of the user whose token has this hash.

@@ -473,6 +473,10 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         read { $0.containers[ExactName(name)] }
     }
 
+    func containerCount() async throws -> Int {
+        read { $0.containers.count }
+    }
+
     func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws
         -> Bool
     {

@@ -104,9 +104,10 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
         } else {
             // The head itself is malformed: no route will see this request.
-            logger.info("malformed request", metadata: ["error": "\(error)"])
             cancelTimer()
-            answer(HTTPFailure(.badRequest, "The request is malformed HTTP: \(error)."), context: context)
+            answer(
+                HTTPFailure(.badRequest, "The request is malformed HTTP: \(error)."), logging: "malformed request",
+                metadata: ["error": "\(error)"], context: context)
         }
     }
 
@@ -144,8 +145,14 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Answers `failure` from here, below Hummingbird, and closes the connection.
-    private func answer(_ failure: HTTPFailure, context: ChannelHandlerContext) {
+    /// Answers `failure` from here, below Hummingbird, and closes the
+    /// connection; logs `message` with the code and uuid of the answer.
+    private func answer(
+        _ failure: HTTPFailure, logging message: Logger.Message, metadata: Logger.Metadata,
+        context: ChannelHandlerContext
+    ) {
+        let failure = failure.identified()
+        logger.info(message, metadata: metadata.merging(failure.logMetadata) { $1 })
         let (head, body) = failure.http1Parts()
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
@@ -186,8 +193,9 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             logger.debug("closing an idle connection")
             context.close(promise: nil)
         case .head:
-            logger.info("request head timed out", metadata: ["timeout": "\(deadlines.head)"])
-            answer(HTTPFailure(HTTPRequestTimeout.head.error, status: 408, closesConnection: true), context: context)
+            answer(
+                HTTPFailure(HTTPRequestTimeout.head.error, status: 408, closesConnection: true),
+                logging: "request head timed out", metadata: ["timeout": "\(deadlines.head)"], context: context)
         case .body where open.isEmpty:
             // Answered already; what is left of the body was being drained.
             context.close(promise: nil)

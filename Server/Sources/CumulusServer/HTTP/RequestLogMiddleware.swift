@@ -8,8 +8,10 @@ import NIOHTTP1
 /// failure into an error dictionary and logs one line per request.
 ///
 /// The line holds the method, the path without its query (where the tokens
-/// are), the status and the duration. A path never shows a token: the
-/// parameters a route marks secret (``CloudRoutes/secretParameters``) are
+/// are), the status and the duration, and for a failure the error's
+/// `serverErrorCode` and the `uuid` its answer gives the client. A path
+/// never shows a token: the parameters a route marks secret
+/// (``CloudRoutes/secretParameters``) are
 /// logged as `…`, and so is, on a path no route takes, every segment after
 /// `notifications` and every segment shaped like a token.
 struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddleware {
@@ -21,35 +23,51 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
         let start = ContinuousClock.now
         let oddPath = Self.hasEmptySegment(request.uri.path)
         var response: Response
+        var failure: HTTPFailure?
         do {
             // The router skips empty segments; refusing them keeps one spelling per path.
             guard !oddPath else { throw HTTPFailure(.notFound, "No such path: a path has no empty segment.") }
             response = try await next(request, context)
-        } catch let failure as HTTPFailure {
-            response = failure.response()
-        } catch let error as CloudError {
-            response = HTTPFailure(error).response()
-        } catch let error as HTTPError {
-            response = Self.failure(for: error).response()
-        } catch let error as HTTPParserError {
-            // The client's mistake, not the server's: no error-level line.
-            logger.info("malformed request body", metadata: ["error": "\(error)"])
-            let failure = CloudError(.badRequest, reason: "The request body is malformed HTTP: \(error).")
-            response = HTTPFailure(failure, status: 400, closesConnection: true).response()
-        } catch let timeout as HTTPRequestTimeout {
-            response = HTTPFailure(timeout.error, status: 408, closesConnection: true).response()
         } catch {
-            let uuid = UUID().uuidString
-            logger.error(
-                "request failed", metadata: ["uuid": "\(uuid)", "error": "\(String(reflecting: type(of: error)))"])
-            response = HTTPFailure(CloudError(.internalError, reason: "The server failed.", uuid: uuid)).response()
+            // The uuid goes into the answer and the log line, so that a client's report finds the line.
+            let refusal = answer(for: error).identified()
+            failure = refusal
+            response = refusal.response()
         }
         let elapsed = ContinuousClock.now - start
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         let path = oddPath ? Self.redacted(request.uri.path) : Self.loggedPath(request, context: context)
         logger.info(
-            "\(request.method.rawValue) \(path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms")
+            "\(request.method.rawValue) \(path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms",
+            metadata: failure?.logMetadata)
         return response
+    }
+
+    /// The error dictionary answering `error`, logging the errors that are the server's own.
+    private func answer(for error: any Error) -> HTTPFailure {
+        switch error {
+        case let failure as HTTPFailure:
+            return failure
+        case let error as CloudError:
+            return HTTPFailure(error)
+        case let error as HTTPError:
+            return Self.failure(for: error)
+        case let error as HTTPParserError:
+            // The client's mistake, not the server's: no error-level line.
+            let failure = CloudError(.badRequest, reason: "The request body is malformed HTTP: \(error).")
+            return HTTPFailure(failure, status: 400, closesConnection: true)
+        case let timeout as HTTPRequestTimeout:
+            return HTTPFailure(timeout.error, status: 408, closesConnection: true)
+        default:
+            let uuid = UUID().uuidString
+            logger.error(
+                "request failed",
+                metadata: [
+                    "serverErrorCode": "\(CloudError.Code.internalError.rawValue)", "uuid": "\(uuid)",
+                    "error": "\(String(reflecting: type(of: error)))",
+                ])
+            return HTTPFailure(CloudError(.internalError, reason: "The server failed.", uuid: uuid))
+        }
     }
 
     /// Whether a path has an empty segment: `//` anywhere, or a trailing `/`.

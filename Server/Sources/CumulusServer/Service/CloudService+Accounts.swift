@@ -4,10 +4,10 @@ import Foundation
 
 extension CloudService {
     /// Creates a container and returns its API token (64 hexadecimal
-    /// characters); only the token's SHA-256 is stored. A taken name throws `EXISTS`.
+    /// characters); only the token's SHA-256 is stored. A taken name throws
+    /// `EXISTS`, one outside ``NameRules/checkNewContainerName(_:)`` `BAD_REQUEST`.
     public func addContainer(named name: String) async throws -> String {
-        guard !name.isEmpty else { throw CloudError(.badRequest, reason: "a container needs a name") }
-        try NameRules.check(name, "the container name")
+        try NameRules.checkNewContainerName(name)
         let token = Self.randomHex(bytes: 32)
         let hash = Self.hash(token)
         let created = try await storage.write { transaction in

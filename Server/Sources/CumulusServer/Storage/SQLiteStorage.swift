@@ -34,6 +34,8 @@ public final class SQLiteStorage: ServerStorage {
         do {
             _ = try await connection.query("PRAGMA journal_mode=WAL")
             _ = try await connection.query("PRAGMA synchronous=FULL")
+            // A command (`container add`, `backup`) may write beside a running server: wait for its lock.
+            _ = try await connection.query("PRAGMA busy_timeout=5000")
             _ = try await connection.query("PRAGMA foreign_keys=ON")
             try await SQLiteSchema.migrate(connection)
         } catch {

@@ -1,0 +1,9 @@
+import Cumulus
+
+extension CloudService {
+    /// How many containers the store holds: `cumulus serve` says it at
+    /// start, and warns when there are none.
+    public func containerCount() async throws -> Int {
+        try await storage.read { try await $0.containerCount() }
+    }
+}

@@ -1,0 +1,11 @@
+import Cumulus
+import PostgresNIO
+
+extension PostgresTransaction {
+    func containerCount() async throws -> Int {
+        guard let row = try await query("SELECT count(*) FROM containers").first else {
+            throw CloudError(.internalError, reason: "counting the containers returned no row")
+        }
+        return Int(try row.decode(Int64.self))
+    }
+}

@@ -1,0 +1,53 @@
+import CumulusServer
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension ServeCommand {
+    /// Logs how many containers the store holds, and what to do when it holds none.
+    func reportContainers(of service: CloudService, logger: Logger) async throws {
+        let count = try await service.containerCount()
+        guard count == 0 else {
+            logger.info("Serving \(count) container\(count == 1 ? "" : "s")")
+            return
+        }
+        let store = try data.postgresURL() == nil ? "--data \(data.directory)" : "--postgres URL"
+        logger.warning(
+            "Serving no container: every request will be refused. Create one with: cumulus container add NAME \(store)"
+        )
+    }
+
+    /// Serves until SIGINT or SIGTERM; a failure to listen is one line
+    /// naming the address, not the socket call.
+    func listen(service: CloudService, logger: Logger, location: String) async throws {
+        let server = CumulusHTTPServer(service: service, configuration: serverConfiguration(logger: logger))
+        let host = self.host
+        let listening = ListeningFlag()
+        do {
+            try await server.runUntilTerminated { port in
+                listening.value.withLock { $0 = true }
+                logger.info("Cumulus \(CumulusVersion.current) listening on http://\(host):\(port) (\(location))")
+            }
+        } catch  where !listening.value.withLock({ $0 }) {
+            throw CommandFailure("Cannot listen on \(host):\(port): \(Self.reason(error)).")
+        }
+    }
+
+    /// Why listening failed, in words: the system's for a failed call.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return String(describing: error)
+    }
+}
+
+/// Whether the server got as far as listening: a failure before is one to listen.
+private final class ListeningFlag: Sendable {
+    let value = Mutex(false)
+}
