@@ -93,6 +93,46 @@ struct BackupTests {
         try await service.close()
     }
 
+    @Test("a restore cut short leaves a marker every command refuses until a restore finishes")
+    func interruptedRestore() async throws {
+        let directory = CumulusCommandTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = directory.appendingPathComponent("data").path
+        let backup = directory.appendingPathComponent("backup").path
+        try await CumulusCommandTests.createDatabase(data)
+        _ = try await CumulusCommandTests.run(["container", "add", "iCloud.com.example.one", "--data", data])
+        _ = try await CumulusCommandTests.run(["backup", backup, "--data", data])
+        _ = try await CumulusCommandTests.run(["container", "add", "iCloud.com.example.two", "--data", data])
+
+        // What a crash after the old data moved aside leaves: the marker, the staging copy, the aside.
+        let aside = data + "/replaced-earlier"
+        let staging = data + "/restoring-earlier"
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+        try FileManager.default.moveItem(atPath: data + "/cumulus.sqlite", toPath: aside + "/cumulus.sqlite")
+        try "staging: \(staging)\nreplaced: \(aside)\n".write(
+            toFile: data + "/restore-in-progress", atomically: true, encoding: .utf8)
+        for command in [["container", "add", "iCloud.com.example.three"], ["backup", directory.path + "/again"]] {
+            do {
+                _ = try await CumulusCommandTests.run(command + ["--data", data])
+                Issue.record("\(command) ran during a restore")
+            } catch let failure as CommandFailure {
+                #expect(failure.description.contains("did not finish"), "\(failure)")
+            }
+        }
+        let serve = try #require(try CumulusCommand.parseAsRoot(["serve", "--data", data]) as? ServeCommand)
+        await #expect(throws: CommandFailure.self) { _ = try await serve.openService(logger: quietLogger) }
+
+        let printed = try await CumulusCommandTests.run(["restore", backup, "--data", data])
+        #expect(printed.last?.contains(aside) == true, "\(printed)")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: data)
+        #expect(!entries.contains("restore-in-progress") && !entries.contains("restoring-earlier"), "\(entries)")
+        #expect(FileManager.default.fileExists(atPath: aside + "/cumulus.sqlite"))
+        let service = try await serve.openService(logger: quietLogger)
+        #expect(try await service.containerCount() == 1)
+        try await service.close()
+    }
+
     @Test("restore checks the backup before touching the data: none, a newer schema, a missing asset file")
     func restoreRefusesBadBackups() async throws {
         let executable = try #require(ServerCrashTests.executableURL, "the cumulus executable was not built")
