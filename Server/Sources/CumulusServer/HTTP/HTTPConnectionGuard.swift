@@ -200,7 +200,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // Answered already; what is left of the body was being drained.
             context.close(promise: nil)
         case .body:
-            logger.info("request body timed out", metadata: ["timeout": "\(deadlines.body)"])
+            // The route answers 408; its request line carries the code and uuid.
+            logger.debug("request body timed out", metadata: ["timeout": "\(deadlines.body)"])
             context.fireErrorCaught(HTTPRequestTimeout.body)
         }
     }
