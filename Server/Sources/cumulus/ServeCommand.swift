@@ -55,6 +55,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var data: DataOptions
 
+    @OptionGroup(title: "TLS and request limits") var network: NetworkOptions
+
     /// The configuration whose settings the options default to.
     private static let defaults = ServerConfiguration(logger: Logger(label: "cumulus"))
 
@@ -98,6 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.requestBodyTimeout = Self.duration(bodyTimeout)
         configuration.idleConnectionTimeout = Self.duration(idleTimeout)
         configuration.assetCollectionInterval = Self.duration(assetCollectionInterval)
+        configuration.rateLimits = network.rateLimits()
         return configuration
     }
 
@@ -126,12 +129,14 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "cumulus")
         let location = try data.location()
+        var configuration = serverConfiguration(logger: logger)
+        configuration.tls = try network.tls()
         let service = try await openService(logger: logger)
-        let server = CumulusHTTPServer(service: service, configuration: serverConfiguration(logger: logger))
-        let host = self.host
+        let server = CumulusHTTPServer(service: service, configuration: configuration)
+        let (host, scheme) = (self.host, network.scheme)
         do {
             try await server.runUntilTerminated { port in
-                logger.info("Cumulus listening on http://\(host):\(port) (\(location))")
+                logger.info("Cumulus listening on \(scheme)://\(host):\(port) (\(location))")
             }
         } catch {
             try? await service.close()
