@@ -141,7 +141,10 @@ struct BenchServer: Sendable {
     static func start(service: CloudService) async throws -> BenchServer {
         var logger = Logger(label: "cumulus.bench")
         logger.logLevel = .warning
-        let server = CumulusHTTPServer(service: service, configuration: ServerConfiguration(port: 0, logger: logger))
+        var configuration = ServerConfiguration(port: 0, logger: logger)
+        // The figures measure the server, not its request limits.
+        configuration.rateLimits = .unlimited
+        let server = CumulusHTTPServer(service: service, configuration: configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let task = Task { try await server.run { port in continuation.yield(port) } }
         var iterator = ports.makeAsyncIterator()

@@ -26,14 +26,14 @@ extension ServeCommand {
 
     /// Serves until SIGINT or SIGTERM; a failure to listen is one line
     /// naming the address, not the socket call.
-    func listen(service: CloudService, logger: Logger, location: String) async throws {
-        let server = CumulusHTTPServer(service: service, configuration: serverConfiguration(logger: logger))
-        let host = self.host
+    func listen(service: CloudService, configuration: ServerConfiguration, location: String) async throws {
+        let server = CumulusHTTPServer(service: service, configuration: configuration)
+        let (host, scheme, logger) = (self.host, network.scheme, configuration.logger)
         let listening = ListeningFlag()
         do {
             try await server.runUntilTerminated { port in
                 listening.value.withLock { $0 = true }
-                logger.info("Cumulus \(CumulusVersion.current) listening on http://\(host):\(port) (\(location))")
+                logger.info("Cumulus \(CumulusVersion.current) listening on \(scheme)://\(host):\(port) (\(location))")
             }
         } catch  where !listening.value.withLock({ $0 }) {
             throw CommandFailure("Cannot listen on \(host):\(port): \(Self.reason(error)).")

@@ -57,6 +57,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var log: LogOptions
 
+    @OptionGroup(title: "TLS and request limits") var network: NetworkOptions
+
     /// The configuration whose settings the options default to.
     private static let defaults = ServerConfiguration(logger: Logger(label: "cumulus"))
 
@@ -101,6 +103,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.requestBodyTimeout = Self.duration(bodyTimeout)
         configuration.idleConnectionTimeout = Self.duration(idleTimeout)
         configuration.assetCollectionInterval = Self.duration(assetCollectionInterval)
+        configuration.rateLimits = network.rateLimits()
         return configuration
     }
 
@@ -137,10 +140,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     private func serve(logger: Logger) async throws {
         let location = try data.location()
+        var configuration = serverConfiguration(logger: logger)
+        configuration.tls = try network.tls()
         let service = try await openService(logger: logger)
         do {
             try await reportContainers(of: service, logger: logger)
-            try await listen(service: service, logger: logger, location: location)
+            try await listen(service: service, configuration: configuration, location: location)
         } catch {
             try? await service.close()
             throw error

@@ -3,6 +3,11 @@ import Cumulus
 extension RecordService {
     /// `changes/zone`: one read transaction for all the zones asked.
     ///
+    /// The zones share one answer's worth of records
+    /// (``ServerLimits/resultsPerResponse``), in the order asked: a zone
+    /// that comes after the budget is spent answers no records, its token
+    /// unchanged and `moreComing`.
+    ///
     /// In the public database (a Cumulus addition: CloudKit's server answers
     /// `BAD_REQUEST`) the default zone's feed is what a public query reads,
     /// to anyone the public database lets read, the API token alone included.
@@ -14,6 +19,7 @@ extension RecordService {
         if key.scope == .shared {
             return try await storage.read { transaction in
                 var results: [Result<ChangesPage, CloudError>] = []
+                var budget = ServerLimits.resultsPerResponse
                 for request in requests {
                     guard
                         let access = try await ZoneAccess.open(
@@ -23,7 +29,9 @@ extension RecordService {
                         continue
                     }
                     do {
-                        var page = try await Self.changes(of: access.tokenZone, request, transaction)
+                        var page = try await Self.changes(
+                            of: access.tokenZone, request, budget: budget, transaction)
+                        budget -= page.entries.count
                         try page.shared(through: access, viewer: context.user)
                         results.append(.success(page))
                     } catch let error as CloudError {
@@ -41,13 +49,16 @@ extension RecordService {
                 zones[ExactName(zone.name)] = zone
             }
             var results: [Result<ChangesPage, CloudError>] = []
+            var budget = ServerLimits.resultsPerResponse
             for request in requests {
                 guard let name = context.ownZoneName(request.zoneID), let zone = zones[ExactName(name)] else {
                     results.append(.failure(ServerLimits.zoneNotFound(request.zoneID, recordName: nil)))
                     continue
                 }
                 do {
-                    results.append(.success(try await Self.changes(of: zone, request, transaction)))
+                    let page = try await Self.changes(of: zone, request, budget: budget, transaction)
+                    budget -= page.entries.count
+                    results.append(.success(page))
                 } catch let error as CloudError {
                     results.append(.failure(error))
                 }
@@ -57,11 +68,11 @@ extension RecordService {
     }
 
     private static func changes(
-        of zone: StoredZone, _ request: ZoneChangesRequest, _ transaction: any StorageTransaction
+        of zone: StoredZone, _ request: ZoneChangesRequest, budget: Int, _ transaction: any StorageTransaction
     ) async throws -> ChangesPage {
         let limit: Int
         do {
-            limit = try ServerLimits.pageSize(request.resultsLimit)
+            limit = min(try ServerLimits.pageSize(request.resultsLimit), max(0, budget))
         } catch {
             var error = error
             error.zoneID = request.zoneID

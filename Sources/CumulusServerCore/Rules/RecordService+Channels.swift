@@ -12,7 +12,10 @@ import Foundation
 extension RecordService {
     /// `tokens/create`: a new channel for `caller`'s database; returns its
     /// token (64 hexadecimal characters), of which only the hash is stored.
-    /// Channels no poll used for ``channelIdleLimit`` are forgotten here.
+    /// Channels no poll used for ``channelIdleLimit`` are forgotten here, and
+    /// so are the user's least recently polled channels on that database
+    /// beyond ``ServerLimits/channelsPerUser`` (their polls answer
+    /// `NOT_FOUND`, and a client that still wants one opens another).
     public func openChannel(for caller: Caller) async throws -> String {
         try NameRules.check(caller)
         let context = try RequestContext(caller, request: .createToken(apnsEnvironment: nil))
@@ -27,6 +30,8 @@ extension RecordService {
             var made = channel
             made.start = try await transaction.database(channel.key)?.serial ?? 0
             try await transaction.deleteChannels(unusedSince: Self.elapsed(from: idle, to: now))
+            try await transaction.deleteChannels(
+                of: channel.key, user: channel.user, keepingNewest: ServerLimits.channelsPerUser - 1)
             try await transaction.deleteQueryNotifications(loggedBefore: cutoff)
             try await transaction.createChannel(made)
         }
@@ -178,4 +183,11 @@ extension RecordService {
         let (difference, overflow) = later.subtractingReportingOverflow(earlier)
         return overflow ? (earlier < 0 ? .max : .min) : difference
     }
+}
+
+extension ServerLimits {
+    /// The most notification channels a user keeps open on one database: a
+    /// client that opens one on each start, and crashes often, would
+    /// otherwise fill the store until the idle limit clears them.
+    static let channelsPerUser = 16
 }

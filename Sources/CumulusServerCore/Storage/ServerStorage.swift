@@ -467,6 +467,9 @@ public protocol StorageTransaction: AssetTransaction {
     func touchChannel(tokenHash: String, lastUsed: Int64) async throws
     /// Deletes the channels no poll has used since `lastUsed`.
     func deleteChannels(unusedSince lastUsed: Int64) async throws
+    /// Deletes the channels of `user` on database `key` but the `count`
+    /// most recently used (ties broken by token hash, highest kept).
+    func deleteChannels(of key: DatabaseKey, user: String, keepingNewest count: Int) async throws
 
     // MARK: Schema
 

@@ -593,6 +593,17 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         }
     }
 
+    func deleteChannels(of key: DatabaseKey, user: String, keepingNewest count: Int) async throws {
+        change { state in
+            let owned = state.channels.values.filter { $0.key == key && $0.user.isExactly(user) }
+            let newestFirst = owned.sorted { ($0.lastUsed, $0.tokenHash) > ($1.lastUsed, $1.tokenHash) }
+            let dropped = newestFirst.dropFirst(max(0, count))
+            guard !dropped.isEmpty else { return nil }
+            for channel in dropped { state.channels[channel.tokenHash] = nil }
+            return { state in for channel in dropped { state.channels[channel.tokenHash] = channel } }
+        }
+    }
+
     // MARK: Assets
 
     func assetSigningSecret(proposing proposed: [UInt8]) async throws -> [UInt8] {

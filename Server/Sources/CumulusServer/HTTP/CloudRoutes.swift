@@ -12,6 +12,7 @@ struct CloudRoutes: Sendable {
     let faults: ServerFaults?
     let authenticator: RequestAuthenticator
     let unauthenticatedBodies: UnauthenticatedBodyBudget
+    let limits: RequestLimits
 
     init(
         service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults?,
@@ -26,6 +27,7 @@ struct CloudRoutes: Sendable {
         self.unauthenticatedBodies = UnauthenticatedBodyBudget(
             maximumBytes: configuration.maximumUnauthenticatedBodyBytes,
             maximumBodies: configuration.maximumUnauthenticatedBodies)
+        self.limits = RequestLimits(configuration.rateLimits)
     }
 
     /// The route parameters that are capabilities (a notification channel's
@@ -104,6 +106,7 @@ struct CloudRoutes: Sendable {
             caller = try await authenticator.caller(
                 tokensOf: request, container: container, environment: environment, scope: scope)
         }
+        try limits.admit(caller)
         // Opening a notification channel is not one of the requests a fault
         // stands in for: the in-memory server's notifications() makes none.
         if operation != .createToken, let fault = faults?.next() {
@@ -136,7 +139,7 @@ struct CloudRoutes: Sendable {
         return .token(
             NotificationToken(
                 apnsEnvironment: caller.environment.rawValue, apnsToken: token,
-                webcourierURL: "http://\(host)/notifications/1/\(token)"))
+                webcourierURL: "\(configuration.scheme)://\(host)/notifications/1/\(token)"))
     }
 
     /// The notification long poll: `?cursor=` from the previous answer and

@@ -87,16 +87,17 @@ public struct CumulusHTTPServer: Sendable {
     }
 
     func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
-        let router = Router()
+        let router = Router(context: CumulusRequestContext.self)
         router.add(middleware: RequestLogMiddleware(logger: configuration.logger))
-        CloudRoutes(
-            service: service, configuration: configuration, faults: faults, authenticationCache: authenticationCache
-        ).add(to: router)
+        let routes = CloudRoutes(
+            service: service, configuration: configuration, faults: faults, authenticationCache: authenticationCache)
+        router.add(middleware: RequestLimitMiddleware(limits: routes.limits))
+        routes.add(to: router)
         let configuration = self.configuration
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
-                GuardedHTTP1Channel(responder: responder, configuration: configuration)
+                try Self.childChannel(responder: responder, configuration: configuration)
             },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Cumulus"),

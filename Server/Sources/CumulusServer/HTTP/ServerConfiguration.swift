@@ -54,6 +54,10 @@ public struct ServerConfiguration: Sendable {
     public var now: @Sendable () -> Date
     /// Where the server logs: one line per request, never a token.
     public var logger: Logger
+    /// TLS on the listening port; `nil` speaks plain HTTP.
+    public var tls: ServerTLS? = nil
+    /// The request limits per client address and per user.
+    public var rateLimits = RateLimits()
 
     /// Creates a configuration with the default limits.
     ///

@@ -552,6 +552,16 @@ struct PostgresTransaction: StorageTransaction {
         try await query("DELETE FROM notification_channels WHERE last_used < \(lastUsed)")
     }
 
+    func deleteChannels(of key: DatabaseKey, user: String, keepingNewest count: Int) async throws {
+        try await query(
+            """
+            DELETE FROM notification_channels WHERE token_hash IN (SELECT token_hash FROM notification_channels
+                WHERE container = \(key.container) AND environment = \(key.environment.rawValue)
+                AND scope = \(key.scope.rawValue) AND owner = \(key.owner) AND user_name = \(user)
+                ORDER BY last_used DESC, token_hash DESC OFFSET \(Int64(max(0, count))))
+            """)
+    }
+
     // MARK: Schema
 
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {

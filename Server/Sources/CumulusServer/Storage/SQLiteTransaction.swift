@@ -549,6 +549,19 @@ struct SQLiteTransaction: StorageTransaction {
         try await query("DELETE FROM notification_channels WHERE last_used < ?", [.integer(Int(lastUsed))])
     }
 
+    func deleteChannels(of key: DatabaseKey, user: String, keepingNewest count: Int) async throws {
+        try await query(
+            """
+            DELETE FROM notification_channels WHERE token_hash IN (SELECT token_hash FROM notification_channels
+                WHERE container = ? AND environment = ? AND scope = ? AND owner = ? AND user_name = ?
+                ORDER BY last_used DESC, token_hash DESC LIMIT -1 OFFSET ?)
+            """,
+            [
+                .text(key.container), .text(key.environment.rawValue), .text(key.scope.rawValue), .text(key.owner),
+                .text(user), .integer(max(0, count)),
+            ])
+    }
+
     // MARK: Schema
 
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType] {
