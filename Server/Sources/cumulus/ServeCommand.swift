@@ -55,6 +55,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var data: DataOptions
 
+    @OptionGroup(title: "Metrics") var metrics: MetricsOptions
+
     /// The configuration whose settings the options default to.
     private static let defaults = ServerConfiguration(logger: Logger(label: "cumulus"))
 
@@ -126,8 +128,10 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "cumulus")
         let location = try data.location()
+        var configuration = serverConfiguration(logger: logger)
+        configuration.metrics = try metrics.configuration(logger: logger)
         let service = try await openService(logger: logger)
-        let server = CumulusHTTPServer(service: service, configuration: serverConfiguration(logger: logger))
+        let server = CumulusHTTPServer(service: service, configuration: configuration)
         let host = self.host
         do {
             try await server.runUntilTerminated { port in

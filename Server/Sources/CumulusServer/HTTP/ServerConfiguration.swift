@@ -54,6 +54,8 @@ public struct ServerConfiguration: Sendable {
     public var now: @Sendable () -> Date
     /// Where the server logs: one line per request, never a token.
     public var logger: Logger
+    /// The server's metrics and `/metrics`: none kept and 404 by default.
+    public var metrics = MetricsConfiguration()
 
     /// Creates a configuration with the default limits.
     ///
