@@ -225,9 +225,10 @@ struct HTTPObservabilityTests {
         }
     }
 
-    @Test("/readyz answers 503 once the storage is closed, and /healthz still 200")
+    @Test("/readyz answers 503 once the storage is closed, and /healthz still 200; the failures are counted")
     func closedStorage() async throws {
-        try await HTTPTestServer.with { server in
+        let configuration = metricsConfiguration { .bearerToken(Self.token, registry: $0) }
+        try await HTTPTestServer.with(configuration: configuration) { server in
             #expect(try await server.send("GET", "/readyz").status == 200)
             let storage = try #require((server.service as? CloudService)?.storage)
             try await storage.close()
@@ -235,6 +236,9 @@ struct HTTPObservabilityTests {
             #expect(answer.status == 503)
             #expect(answer.json["reason"] as? String == "the storage cannot be read")
             #expect(try await server.send("GET", "/healthz").status == 200)
+            let scrape = try await server.scrape(token: Self.token)
+            #expect((scrape.value("cumulus_storage_errors_total", ["kind": "other"]) ?? 0) >= 1)
+            #expect(scrape.value("cumulus_storage_errors_total", ["kind": "unavailable"]) == 0)
         }
     }
 }

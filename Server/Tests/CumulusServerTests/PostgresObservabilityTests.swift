@@ -51,6 +51,44 @@ struct PostgresObservabilityTests {
         await stores.close()
     }
 
+    @Test("a statement PostgreSQL ends at its statement timeout counts as a storage timeout")
+    func statementTimeout() async throws {
+        try await PostgresTestDatabase.with { url in
+            let limits = PostgresStorage.Limits(statementTimeout: .seconds(1), transactionTimeout: .seconds(20))
+            let storage = try await PostgresStorage(
+                url: url, maximumConnections: 2, limits: limits, logger: quietLogger)
+            let service = CloudService(storage: storage)
+            let registry = PrometheusCollectorRegistry()
+            service.attachMetrics(ServerMetrics(factory: PrometheusMetricsFactory(registry: registry)))
+            do {
+                try await service.createZone(as: alice)
+                let (locked, lockTaken) = AsyncStream<Void>.makeStream()
+                // Another session holds every database row, as a stuck server would.
+                let holder = Task {
+                    try await PostgresTestDatabase.connect(to: url) { connection, logger in
+                        try await connection.query("BEGIN", logger: logger)
+                        try await connection.query("LOCK TABLE databases IN ACCESS EXCLUSIVE MODE", logger: logger)
+                        lockTaken.yield()
+                        try await connection.query("SELECT pg_sleep(3)", logger: logger)
+                        try await connection.query("ROLLBACK", logger: logger)
+                    }
+                }
+                var iterator = locked.makeAsyncIterator()
+                await iterator.next()
+                await #expect(throws: CloudError.self) { _ = try await service.lookup(["a"], as: alice) }
+                try await holder.value
+                let scrape = Scrape(text: registry.emitToString())
+                #expect(scrape.value("cumulus_storage_errors_total", ["kind": "timeout"]) == 1)
+                #expect(scrape.value("cumulus_storage_errors_total", ["kind": "unavailable"]) == 0)
+                #expect(scrape.value("cumulus_storage_errors_total", ["kind": "other"]) == 0)
+            } catch {
+                try? await service.close()
+                throw error
+            }
+            try await service.close()
+        }
+    }
+
     @Test(
         "while PostgreSQL is down /readyz answers 503 and storage errors are counted; once back, 200",
         .enabled(if: PostgresCluster.binaries != nil))
