@@ -59,6 +59,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "TLS and request limits") var network: NetworkOptions
 
+    @OptionGroup(title: "Metrics") var metrics: MetricsOptions
+
     /// The configuration whose settings the options default to.
     private static let defaults = ServerConfiguration(logger: Logger(label: "cumulus"))
 
@@ -142,6 +144,7 @@ struct ServeCommand: AsyncParsableCommand {
         let location = try data.location()
         var configuration = serverConfiguration(logger: logger)
         configuration.tls = try network.tls()
+        configuration.metrics = try metrics.configuration(logger: logger)
         let service = try await openService(logger: logger)
         do {
             try await reportContainers(of: service, logger: logger)

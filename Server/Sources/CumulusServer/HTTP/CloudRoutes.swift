@@ -129,6 +129,7 @@ struct CloudRoutes: Sendable {
         } else {
             answer = try await service.answer(cloudRequest, as: caller)
         }
+        ServerMetrics.current?.recordsAnswered(answer.recordCount, operation: operation)
         return Self.json(try answer.identifyingErrors().encodedBody())
     }
 

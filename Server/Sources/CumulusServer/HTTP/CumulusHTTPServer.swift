@@ -21,6 +21,8 @@ public struct CumulusHTTPServer: Sendable {
     @_spi(Testing) public let faults: ServerFaults?
     /// The credentials the server found valid, shared by every copy of this value.
     public let authenticationCache: AuthenticationCache
+    /// The probes, the metrics and `/metrics`, shared by every copy of this value.
+    let observability: ServerObservability
 
     /// Creates a server; nothing listens until ``run(onRunning:)``.
     public init(service: any CloudServing, configuration: ServerConfiguration) {
@@ -35,6 +37,7 @@ public struct CumulusHTTPServer: Sendable {
         self.faults = faults
         authenticationCache = AuthenticationCache(
             size: configuration.authenticationCacheSize, lifetime: configuration.authenticationCacheLifetime)
+        observability = ServerObservability(service: service, configuration: configuration)
     }
 
     /// Forgets the credentials the server found valid, of one container or
@@ -83,11 +86,15 @@ public struct CumulusHTTPServer: Sendable {
         if let interval = configuration.assetCollectionInterval {
             services.append(AssetCollector(service: service, interval: interval, logger: configuration.logger))
         }
+        if let metricsListener = observability.listenerService(configuration: configuration) {
+            services.append(metricsListener)
+        }
         return services
     }
 
     func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
         let router = Router(context: CumulusRequestContext.self)
+        observability.prepare(router)
         router.add(middleware: RequestLogMiddleware(logger: configuration.logger))
         let routes = CloudRoutes(
             service: service, configuration: configuration, faults: faults, authenticationCache: authenticationCache)

@@ -58,6 +58,8 @@ public struct ServerConfiguration: Sendable {
     public var tls: ServerTLS? = nil
     /// The request limits per client address and per user.
     public var rateLimits = RateLimits()
+    /// The server's metrics and `/metrics`: none kept and 404 by default.
+    public var metrics = MetricsConfiguration()
 
     /// Creates a configuration with the default limits.
     ///

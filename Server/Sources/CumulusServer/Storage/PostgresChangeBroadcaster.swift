@@ -32,6 +32,8 @@ public final class PostgresChangeBroadcaster: ChangeBroadcasting {
     private let outbox: AsyncStream<ChangeAnnouncement>.Continuation
     private let listening: Task<Void, Never>
     private let sending: Task<Void, Never>
+    /// Where announcements sent and received are counted, for a server's metrics.
+    let observer = BroadcastObserver()
 
     /// Connects to the server at `url` and listens on `channel`; returns
     /// once the listening has started, so that no later write is missed.
@@ -54,7 +56,8 @@ public final class PostgresChangeBroadcaster: ChangeBroadcasting {
         configuration.options.additionalStartupParameters.append(("application_name", Self.applicationName))
         self.channel = channel
         let link = Link(
-            configuration: configuration, channel: channel, origin: CloudService.randomHex(bytes: 16), logger: logger)
+            configuration: configuration, channel: channel, origin: CloudService.randomHex(bytes: 16), logger: logger,
+            observer: observer)
         self.link = link
         let first = try await link.connect()
         let (ready, readyContinuation) = AsyncStream.makeStream(of: (any Error)?.self)
@@ -122,6 +125,7 @@ private final class Link: Sendable {
     let channel: String
     let origin: String
     let logger: Logger
+    let observer: BroadcastObserver
     private let state = Locked(State())
 
     private struct State: Sendable {
@@ -143,11 +147,15 @@ private final class Link: Sendable {
         var serial: Int
     }
 
-    init(configuration: PostgresConnection.Configuration, channel: String, origin: String, logger: Logger) {
+    init(
+        configuration: PostgresConnection.Configuration, channel: String, origin: String, logger: Logger,
+        observer: BroadcastObserver
+    ) {
         self.configuration = configuration
         self.channel = channel
         self.origin = origin
         self.logger = logger
+        self.observer = observer
     }
 
     func connect() async throws -> PostgresConnection {
@@ -160,6 +168,7 @@ private final class Link: Sendable {
 
     func markLost(reason: String) {
         logger.warning("a change announcement was dropped: \(reason)")
+        observer.dropped()
         state.withLock { $0.lost = true }
     }
 
@@ -227,6 +236,7 @@ private final class Link: Sendable {
             return state.waiters
         }
         guard let waiters else { return false }
+        observer.connected(true)
         for waiter in waiters { waiter.resume(returning: connection) }
         return true
     }
@@ -235,6 +245,7 @@ private final class Link: Sendable {
         state.withLock { state in
             if state.connection === connection { state.connection = nil }
         }
+        observer.connected(false)
     }
 
     /// A new connection, trying again with growing pauses; `nil` once closed.
@@ -253,6 +264,7 @@ private final class Link: Sendable {
     }
 
     private func deliver(_ event: ChangeBroadcastEvent) async {
+        if case .changed = event { observer.received() } else { observer.caughtUp() }
         guard let receiver = state.withLock({ $0.receiver }) else { return }
         await receiver(event)
     }
@@ -314,7 +326,7 @@ private final class Link: Sendable {
             }
             if let payloads = ChangePayload.split(announcement, origin: origin, serial: serial) {
                 guard let connection = await waitForConnection() else { return }
-                _ = await notify(payloads, through: connection)
+                if await notify(payloads, through: connection) { observer.sent() }
             } else {
                 markLost(reason: "the database's names are too long for a notification")
             }

@@ -17,6 +17,7 @@ extension PostgresStorage {
         let attempt = TransactionAttempt<T>()
         let client = client
         let logger = logger
+        let observer = observer
         // The wait for a connection never outlasts the deadline.
         let leaseEnd = min(ContinuousClock.now + leaseWait, deadline ?? .now + leaseWait)
         return try await withTaskCancellationHandler {
@@ -24,8 +25,12 @@ extension PostgresStorage {
                 attempt.start(continuation)
                 attempt.setWorker(
                     Task {
+                        let lease = observer.requestConnection()
+                        defer { lease.end() }
                         do {
                             let result = try await client.withConnection { connection in
+                                lease.granted()
+                                defer { lease.end() }
                                 guard attempt.leased(connection) else { throw AttemptExpired(expiry: .noConnection) }
                                 let transaction = PostgresTransactionConnection(connection: connection, logger: logger)
                                 return try await work(transaction, attempt)

@@ -29,6 +29,8 @@ public final class PostgresStorage: ServerStorage {
     private let running: Task<Void, Never>
     let logger: Logger
     private let closed = Locked(false)
+    /// Where failures and the pool's use are reported, for a server's metrics.
+    let observer = StorageObserver()
 
     /// How many times a transaction runs before a serialization failure or
     /// a deadlock is given up on.
@@ -62,6 +64,7 @@ public final class PostgresStorage: ServerStorage {
         self.client = client
         self.limits = limits
         self.logger = logger
+        observer.setMaximumConnections(maximumConnections)
         running = Task { await client.run() }
         do {
             // No deadline: a migration may rewrite big tables.
@@ -134,12 +137,15 @@ public final class PostgresStorage: ServerStorage {
                     try? await Task.sleep(for: .milliseconds(Int.random(in: 1...5) * attempt))
                     continue
                 }
-                throw Self.cloudError(
-                    for: failure.error, committing: failure.committing, limits: limits, logger: logger)
+                throw reportedError(for: failure.error, committing: failure.committing)
             } catch let error as PSQLError {
-                throw Self.cloudError(for: error, limits: limits, logger: logger)
+                throw reportedError(for: error)
             } catch  where error is AttemptExpired || Self.isPoolError(error) {
-                throw Self.cloudError(for: error, limits: limits, logger: logger)
+                throw reportedError(for: error)
+            } catch let error as CloudError where error.code == .internalError {
+                // The body's own failure to read a row.
+                observer.failed(.other)
+                throw error
             }
             // Any other error is the body's own, and goes to the service as it is.
         }

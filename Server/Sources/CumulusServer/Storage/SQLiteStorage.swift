@@ -17,6 +17,8 @@ public final class SQLiteStorage: ServerStorage {
     private let logger: Logger
     private let gate = AsyncLock()
     private let closed = Locked(false)
+    /// Where failures are reported, for a server's metrics.
+    let observer = StorageObserver()
 
     /// Opens (creating if needed) the database file at `path` and brings its
     /// schema up to date.
@@ -68,6 +70,14 @@ public final class SQLiteStorage: ServerStorage {
     }
 
     private func transaction<T: Sendable>(
+        _ begin: String, _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
+    ) async throws -> T {
+        try await reportingFailures {
+            try await locked(begin, body)
+        }
+    }
+
+    private func locked<T: Sendable>(
         _ begin: String, _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
     ) async throws -> T {
         try await gate.withLock {
