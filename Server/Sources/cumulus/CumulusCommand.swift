@@ -9,7 +9,7 @@ struct CumulusCommand: AsyncParsableCommand {
         abstract: "The Cumulus record server.",
         subcommands: [
             ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self, SchemaCommand.self,
-            DemoCommand.self,
+            DemoCommand.self, IssuerCommand.self,
         ])
 }
 

@@ -21,6 +21,8 @@ public struct CumulusHTTPServer: Sendable {
     @_spi(Testing) public let faults: ServerFaults?
     /// The credentials the server found valid, shared by every copy of this value.
     public let authenticationCache: AuthenticationCache
+    /// Checks identity tokens; its issuers and key sets are shared by every copy of this value.
+    let identityTokens: IdentityTokenVerifier
 
     /// Creates a server; nothing listens until ``run(onRunning:)``.
     public init(service: any CloudServing, configuration: ServerConfiguration) {
@@ -35,6 +37,9 @@ public struct CumulusHTTPServer: Sendable {
         self.faults = faults
         authenticationCache = AuthenticationCache(
             size: configuration.authenticationCacheSize, lifetime: configuration.authenticationCacheLifetime)
+        identityTokens = IdentityTokenVerifier(
+            service: service, settings: configuration.identityTokens, now: configuration.now,
+            logger: configuration.logger)
     }
 
     /// Forgets the credentials the server found valid, of one container or
@@ -90,7 +95,8 @@ public struct CumulusHTTPServer: Sendable {
         let router = Router()
         router.add(middleware: RequestLogMiddleware(logger: configuration.logger))
         CloudRoutes(
-            service: service, configuration: configuration, faults: faults, authenticationCache: authenticationCache
+            service: service, configuration: configuration, faults: faults, authenticationCache: authenticationCache,
+            identityTokens: identityTokens
         ).add(to: router)
         let configuration = self.configuration
         return Application(
