@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         .target(
@@ -46,6 +47,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // Identity tokens (JWT) and their issuers' key sets (JWKS).
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]),
         // The P-256 request signer for server-to-server keys: apart from the
         // server so that a client can sign without linking Hummingbird.
@@ -78,6 +81,11 @@ let package = Package(
                 // A TLS client on loopback.
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // Identity tokens signed by the tests, with RSA keys they make,
+                // and their key sets served on loopback.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -11,7 +11,7 @@ struct CumulusCommand: AsyncParsableCommand {
         version: CumulusVersion.current,
         subcommands: [
             ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self, SchemaCommand.self,
-            DemoCommand.self, BackupCommand.self, RestoreCommand.self,
+            DemoCommand.self, BackupCommand.self, RestoreCommand.self, IssuerCommand.self,
         ])
 }
 

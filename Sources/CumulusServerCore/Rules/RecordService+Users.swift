@@ -1,12 +1,12 @@
 import Cumulus
 
 /// Email addresses as users are found by them.
-enum EmailAddresses {
+public enum EmailAddresses {
     /// The form an address is stored and looked up in: ASCII letters
     /// lowercased, everything else kept as its bytes. `nil` for text that
     /// is not an address (no `@` between two non-empty parts, spaces,
     /// control characters or more than 254 bytes).
-    static func normalized(_ address: String) -> String? {
+    public static func normalized(_ address: String) -> String? {
         let bytes = Array(address.utf8)
         guard bytes.count <= 254, let at = bytes.lastIndex(of: UInt8(ascii: "@")), at > 0, at < bytes.count - 1,
             !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F })

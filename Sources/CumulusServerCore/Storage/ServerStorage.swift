@@ -457,6 +457,22 @@ public protocol StorageTransaction: AssetTransaction {
     func setQuotaExceeded(_ exceeded: Bool, user: String, container: String, environment: CloudEnvironment)
         async throws
 
+    // MARK: Identity issuers and identities
+
+    /// The identity issuers of a container.
+    func identityIssuers(container: String) async throws -> [StoredIdentityIssuer]
+    /// Creates the container's issuer, or replaces the one with the same `issuer`.
+    func saveIdentityIssuer(_ issuer: StoredIdentityIssuer, container: String) async throws
+    /// Deletes a container's issuer (its users and identities stay); `false` when there was none.
+    func deleteIdentityIssuer(_ issuer: String, container: String) async throws -> Bool
+    /// The record name of the user an issuer's subject signs in as, or `nil`.
+    func identityUser(issuer: String, subject: String, container: String) async throws -> String?
+    /// Maps an issuer's subject to a user unless it is mapped; `false` when it was.
+    func createIdentity(issuer: String, subject: String, userRecordName: String, container: String) async throws
+        -> Bool
+    /// Deletes every identity that signs in as a user, and returns how many there were.
+    func deleteIdentities(ofUser userRecordName: String, container: String) async throws -> Int
+
     // MARK: Notification channels
 
     /// Stores a new channel.

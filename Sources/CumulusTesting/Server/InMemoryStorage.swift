@@ -50,6 +50,11 @@ struct QuotaKey: Hashable, Sendable {
     var user: ExactName
 }
 
+struct IdentityKey: Hashable, Sendable {
+    var issuer: ExactName
+    var subject: ExactName
+}
+
 struct SchemaID: Hashable, Sendable {
     var container: ExactName
     var environment: CloudEnvironment
@@ -114,6 +119,10 @@ struct MemoryState: Sendable {
     /// Each container's users: name → (record name, token hash).
     var users: [ExactName: [ExactName: (recordName: String, tokenHash: String)]] = [:]
     var serverKeys: [ExactName: [ExactName: String]] = [:]
+    /// Each container's identity issuers, by issuer.
+    var identityIssuers: [ExactName: [ExactName: StoredIdentityIssuer]] = [:]
+    /// Each container's identities: (issuer, subject) → user record name.
+    var identities: [ExactName: [IdentityKey: String]] = [:]
     var quotas: Set<QuotaKey> = []
     var fieldTypes: [SchemaID: [StoredFieldType]] = [:]
     var channels: [String: StoredChannel] = [:]
@@ -782,5 +791,68 @@ private struct AsyncChunks<Element: Sendable>: AsyncSequence, Sendable {
     struct Iterator: AsyncIteratorProtocol {
         var elements: ArraySlice<Element>
         mutating func next() async throws -> Element? { elements.popFirst() }
+    }
+}
+
+extension MemoryTransaction {
+    // MARK: Identity issuers and identities
+
+    func identityIssuers(container: String) async throws -> [StoredIdentityIssuer] {
+        read { state in
+            (state.identityIssuers[ExactName(container)] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        }
+    }
+
+    func saveIdentityIssuer(_ issuer: StoredIdentityIssuer, container: String) async throws {
+        change { state in
+            let key = ExactName(issuer.issuer)
+            let old = state.identityIssuers[ExactName(container)]?[key]
+            state.identityIssuers[ExactName(container), default: [:]][key] = issuer
+            return { $0.identityIssuers[ExactName(container)]?[key] = old }
+        }
+    }
+
+    func deleteIdentityIssuer(_ issuer: String, container: String) async throws -> Bool {
+        var deleted = false
+        change { state in
+            let key = ExactName(issuer)
+            guard let old = state.identityIssuers[ExactName(container)]?.removeValue(forKey: key) else { return nil }
+            deleted = true
+            return { $0.identityIssuers[ExactName(container), default: [:]][key] = old }
+        }
+        return deleted
+    }
+
+    func identityUser(issuer: String, subject: String, container: String) async throws -> String? {
+        read { state in
+            state.identities[ExactName(container)]?[IdentityKey(issuer: ExactName(issuer), subject: ExactName(subject))]
+        }
+    }
+
+    func createIdentity(issuer: String, subject: String, userRecordName: String, container: String) async throws
+        -> Bool
+    {
+        var created = false
+        change { state in
+            let key = IdentityKey(issuer: ExactName(issuer), subject: ExactName(subject))
+            guard state.identities[ExactName(container)]?[key] == nil else { return nil }
+            state.identities[ExactName(container), default: [:]][key] = userRecordName
+            created = true
+            return { $0.identities[ExactName(container)]?[key] = nil }
+        }
+        return created
+    }
+
+    func deleteIdentities(ofUser userRecordName: String, container: String) async throws -> Int {
+        var count = 0
+        change { state in
+            let old = state.identities[ExactName(container)] ?? [:]
+            let kept = old.filter { !$0.value.isExactly(userRecordName) }
+            count = old.count - kept.count
+            guard count > 0 else { return nil }
+            state.identities[ExactName(container)] = kept
+            return { $0.identities[ExactName(container)] = old }
+        }
+        return count
     }
 }

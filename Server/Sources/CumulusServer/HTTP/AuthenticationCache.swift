@@ -7,7 +7,8 @@ import Synchronization
 /// of server-to-server key IDs, so that a request does not cost two read
 /// transactions before its own.
 ///
-/// Only what the store confirmed is kept, so wrong tokens cannot fill it;
+/// Only what the store (or, for an identity token, its issuer's
+/// signature) confirmed is kept, so wrong tokens cannot fill it;
 /// it holds at most its size (the least recently used entry goes first),
 /// and each entry for its lifetime. Entries are found by the SHA-256 of
 /// the credential, never the credential itself.
@@ -22,6 +23,8 @@ public final class AuthenticationCache: Sendable {
         case validAPIToken
         case user(String)
         case serverKey(P256.Signing.PublicKey)
+        /// The user an identity token signs in as.
+        case identity(CachedIdentity)
     }
 
     private struct Entry {
@@ -30,10 +33,11 @@ public final class AuthenticationCache: Sendable {
         var expires: ContinuousClock.Instant
     }
 
-    private enum Kind: UInt8 {
+    enum Kind: UInt8 {
         case apiToken = 1
         case webAuthToken = 2
         case serverKey = 3
+        case identityToken = 4
     }
 
     private let entries: Mutex<LRUCache<SHA256Digest, Entry>>
@@ -100,7 +104,7 @@ public final class AuthenticationCache: Sendable {
         remember(.serverKey(key), kind: .serverKey, container: container, credential: id)
     }
 
-    private func finding(_ kind: Kind, container: String, credential: String) -> Finding? {
+    func finding(_ kind: Kind, container: String, credential: String) -> Finding? {
         let key = Self.key(kind, container: container, credential: credential)
         let now = now()
         return entries.withLock { cache in
@@ -113,9 +117,12 @@ public final class AuthenticationCache: Sendable {
         }
     }
 
-    private func remember(_ finding: Finding, kind: Kind, container: String, credential: String) {
+    /// Keeps a finding for the cache's lifetime, or for `at most` when that is shorter.
+    func remember(
+        _ finding: Finding, kind: Kind, container: String, credential: String, atMost: Duration? = nil
+    ) {
         let key = Self.key(kind, container: container, credential: credential)
-        let entry = Entry(container: container, finding: finding, expires: now() + lifetime)
+        let entry = Entry(container: container, finding: finding, expires: now() + min(lifetime, atMost ?? lifetime))
         entries.withLock { $0.insert(entry, for: key) }
     }
 

@@ -16,14 +16,14 @@ struct CloudRoutes: Sendable {
 
     init(
         service: any CloudServing, configuration: ServerConfiguration, faults: ServerFaults?,
-        authenticationCache: AuthenticationCache
+        authenticationCache: AuthenticationCache, identityTokens: IdentityTokenVerifier
     ) {
         self.service = service
         self.configuration = configuration
         self.faults = faults
         self.authenticator = RequestAuthenticator(
             service: service, signatureDateTolerance: configuration.signatureDateTolerance, now: configuration.now,
-            cache: authenticationCache)
+            cache: authenticationCache, identityTokens: identityTokens)
         self.unauthenticatedBodies = UnauthenticatedBodyBudget(
             maximumBytes: configuration.maximumUnauthenticatedBodyBytes,
             maximumBodies: configuration.maximumUnauthenticatedBodies)

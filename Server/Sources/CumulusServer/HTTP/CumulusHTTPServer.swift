@@ -23,6 +23,8 @@ public struct CumulusHTTPServer: Sendable {
     public let authenticationCache: AuthenticationCache
     /// The probes, the metrics and `/metrics`, shared by every copy of this value.
     let observability: ServerObservability
+    /// Checks identity tokens; its issuers and key sets are shared by every copy of this value.
+    let identityTokens: IdentityTokenVerifier
 
     /// Creates a server; nothing listens until ``run(onRunning:)``.
     public init(service: any CloudServing, configuration: ServerConfiguration) {
@@ -38,6 +40,9 @@ public struct CumulusHTTPServer: Sendable {
         authenticationCache = AuthenticationCache(
             size: configuration.authenticationCacheSize, lifetime: configuration.authenticationCacheLifetime)
         observability = ServerObservability(service: service, configuration: configuration)
+        identityTokens = IdentityTokenVerifier(
+            service: service, settings: configuration.identityTokens, now: configuration.now,
+            logger: configuration.logger)
     }
 
     /// Forgets the credentials the server found valid, of one container or
@@ -97,7 +102,8 @@ public struct CumulusHTTPServer: Sendable {
         observability.prepare(router)
         router.add(middleware: RequestLogMiddleware(logger: configuration.logger))
         let routes = CloudRoutes(
-            service: service, configuration: configuration, faults: faults, authenticationCache: authenticationCache)
+            service: service, configuration: configuration, faults: faults, authenticationCache: authenticationCache,
+            identityTokens: identityTokens)
         router.add(middleware: RequestLimitMiddleware(limits: routes.limits))
         routes.add(to: router)
         let configuration = self.configuration

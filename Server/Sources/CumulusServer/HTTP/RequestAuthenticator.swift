@@ -4,8 +4,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// Who a database request comes from: its API and web auth tokens, or a
-/// server-to-server key's signature. What the store confirms is kept in
+/// Who a database request comes from: its API and web auth tokens (or an
+/// identity token), or a server-to-server key's signature. What the store confirms is kept in
 /// the ``AuthenticationCache``.
 struct RequestAuthenticator: Sendable {
     let service: any CloudServing
@@ -13,6 +13,8 @@ struct RequestAuthenticator: Sendable {
     /// The server's wall clock (``ServerConfiguration/now``).
     let now: @Sendable () -> Date
     let cache: AuthenticationCache
+    /// Checks identity tokens against the container's issuers.
+    let identityTokens: IdentityTokenVerifier
 
     static let keyIDHeader = HTTPField.Name("X-Apple-CloudKit-Request-KeyID")!
     static let dateHeader = HTTPField.Name("X-Apple-CloudKit-Request-ISO8601Date")!
@@ -35,6 +37,10 @@ struct RequestAuthenticator: Sendable {
         }
         guard Self.isAPITokenShaped(apiToken), try await isValid(apiToken: apiToken, container: container) else {
             throw HTTPFailure(.authenticationFailed, "The API token is not valid for this container.")
+        }
+        if let identityToken = try Self.identityToken(of: request) {
+            let user = try await user(identityToken: identityToken, container: container)
+            return Caller(container: container, environment: environment, scope: scope, user: user)
         }
         guard let webAuthToken = query["ckWebAuthToken"].map(String.init), !webAuthToken.isEmpty else {
             // What an anonymous caller may do there (read) is the service's rule.

@@ -49,8 +49,11 @@ public struct ServerConfiguration: Sendable {
     public var assetCollectionInterval: Duration?
     /// How far a signed request's date may be from ``now``.
     public var signatureDateTolerance: Duration
-    /// The server's wall clock, which a signed request's date is checked
-    /// against: the system time by default, a fixed or moving date in tests.
+    /// How identity tokens are checked and their issuers' keys kept.
+    public var identityTokens = IdentityTokenSettings()
+    /// The server's wall clock, which a signed request's date and an identity
+    /// token's expiry are checked against: the system time by default, a
+    /// fixed or moving date in tests.
     public var now: @Sendable () -> Date
     /// Where the server logs: one line per request, never a token.
     public var logger: Logger

@@ -42,6 +42,14 @@ public protocol CloudServing: Sendable {
     /// The PEM public key registered under `keyID` for the container, or `nil`.
     func serverKey(container: String, keyID: String) async throws -> String?
 
+    /// The identity issuers configured for the container (see
+    /// ``CloudService/addIdentityIssuer(_:container:)``); none by default.
+    func identityIssuers(container: String) async throws -> [StoredIdentityIssuer]
+
+    /// The record name of the user a verified identity token signs in as,
+    /// created on first sight (see ``CloudService/signIn(_:container:)``).
+    func signIn(_ identity: VerifiedIdentity, container: String) async throws -> String
+
     /// A new notification channel for `caller` (the `apnsToken` of
     /// `tokens/create`).
     func createNotificationToken(for caller: Caller) async throws -> String

@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 5
+    static let version = 6
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -56,6 +56,10 @@ enum PostgresSchema {
                 for statement in versionFive { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (5)")
             }
+            if current < 6 {
+                for statement in identitiesVersion { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (6)")
+            }
             try await connection.run("COMMIT")
         } catch {
             do {
@@ -82,6 +86,21 @@ enum PostgresSchema {
         """,
         "CREATE INDEX query_notifications_by_user ON query_notifications (database_id, user_name, serial, id)",
         "CREATE INDEX query_notifications_by_time ON query_notifications (logged)",
+    ]
+
+    /// Version six signs users in with identity tokens: each container's
+    /// issuers (their audiences, and the key set's URL or the key set
+    /// itself), and which user each issuer's subject is.
+    private static let identitiesVersion: [PostgresQuery] = [
+        """
+        CREATE TABLE identity_issuers (container TEXT NOT NULL, issuer TEXT NOT NULL, audiences TEXT[] NOT NULL,
+            jwks_url TEXT, jwks TEXT, PRIMARY KEY (container, issuer))
+        """,
+        """
+        CREATE TABLE user_identities (container TEXT NOT NULL, issuer TEXT NOT NULL, subject TEXT NOT NULL,
+            user_record_name TEXT NOT NULL, PRIMARY KEY (container, issuer, subject))
+        """,
+        "CREATE INDEX user_identities_by_user ON user_identities (container, user_record_name)",
     ]
 
     /// Version five keeps assets: their rows, the upload tickets and

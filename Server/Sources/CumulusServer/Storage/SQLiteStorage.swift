@@ -109,7 +109,9 @@ public final class SQLiteStorage: ServerStorage {
 enum SQLiteSchema {
     /// The statements that bring a file from each version to the next: the
     /// first creates version 1.
-    static let migrations = [versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix]
+    static let migrations = [
+        versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix, identitiesVersion,
+    ]
     /// The version this server writes.
     static var version: Int { migrations.count }
 
@@ -151,6 +153,21 @@ enum SQLiteSchema {
         """,
         "CREATE INDEX query_notifications_by_user ON query_notifications (database_id, user_name, serial, id)",
         "CREATE INDEX query_notifications_by_time ON query_notifications (logged)",
+    ]
+
+    /// Version seven signs users in with identity tokens: each container's
+    /// issuers (their audiences as a JSON array, and the key set's URL or the
+    /// key set itself), and which user each issuer's subject is.
+    private static let identitiesVersion = [
+        """
+        CREATE TABLE identity_issuers (container TEXT NOT NULL, issuer TEXT NOT NULL, audiences TEXT NOT NULL,
+            jwks_url TEXT, jwks TEXT, PRIMARY KEY (container, issuer))
+        """,
+        """
+        CREATE TABLE user_identities (container TEXT NOT NULL, issuer TEXT NOT NULL, subject TEXT NOT NULL,
+            user_record_name TEXT NOT NULL, PRIMARY KEY (container, issuer, subject))
+        """,
+        "CREATE INDEX user_identities_by_user ON user_identities (container, user_record_name)",
     ]
 
     /// Version six keeps assets: their rows (the bytes are files beside the

@@ -1,0 +1,105 @@
+import Crypto
+import Cumulus
+import Foundation
+import JWTKit
+
+/// An issuer's public keys, read from its key set (JWKS) by jwt-kit: what
+/// verifies the signatures of its tokens.
+///
+/// Only public keys with a key ID (`kid`) are kept, since a token names its
+/// key by ID; keys for encryption (`"use": "enc"`) and keys of a type
+/// jwt-kit does not know are left out. A set holding a private key is
+/// refused, so that an operator who gives one by mistake learns it at once.
+struct IdentityKeySet: Sendable {
+    /// The keys, by key ID, as jwt-kit verifies with them.
+    let keys: JWTKeyCollection
+    /// The key IDs of ``keys``, as exact bytes.
+    let keyIDs: Set<ExactName>
+    /// The SHA-256 of the document: another document is another set.
+    let digest: SHA256Digest
+    /// How many keys of the document were left out.
+    let skipped: Int
+
+    /// Reads a JWKS document. Throws ``CloudError`` (`BAD_REQUEST`) for a
+    /// document that is not a key set, holds a private key or a key jwt-kit
+    /// cannot use, or has no usable key at all.
+    static func parse(_ document: String) async throws -> IdentityKeySet {
+        let decoded: DecodedKeySet
+        do {
+            decoded = try JSONDecoder().decode(DecodedKeySet.self, from: Data(document.utf8))
+        } catch {
+            throw CloudError(.badRequest, reason: "the key set is not a JWKS document (a JSON object with \"keys\")")
+        }
+        let keys = JWTKeyCollection()
+        var keyIDs = Set<ExactName>()
+        var skipped = 0
+        for (position, entry) in decoded.keys.enumerated() {
+            guard let key = entry.key, entry.use != "enc", key.algorithm?.rawValue != "RSA-OAEP",
+                let keyID = key.keyIdentifier?.string,
+                !keyIDs.contains(ExactName(keyID))
+            else {
+                skipped += 1
+                continue
+            }
+            guard key.privateExponent == nil else {
+                throw CloudError(
+                    .badRequest, reason: "key \(position + 1) of the key set is a private key; give public keys only")
+            }
+            try await check(key, position: position)
+            do {
+                try await keys.add(jwk: key)
+            } catch {
+                throw CloudError(.badRequest, reason: "key \(position + 1) of the key set cannot be used: \(error)")
+            }
+            keyIDs.insert(ExactName(keyID))
+        }
+        guard !keyIDs.isEmpty else {
+            throw CloudError(
+                .badRequest,
+                reason: "the key set has no public key Cumulus can use (RSA, EC or OKP, with a \"kid\")")
+        }
+        return IdentityKeySet(
+            keys: keys, keyIDs: keyIDs, digest: SHA256.hash(data: Data(document.utf8)), skipped: skipped)
+    }
+
+    /// Builds the key for the algorithm it names, or the usual one of its
+    /// type when it names none, so that a key whose numbers are wrong is
+    /// found when the set is read rather than when a token arrives.
+    private static func check(_ key: JWK, position: Int) async throws {
+        var probe = key
+        if probe.algorithm == nil {
+            switch (probe.keyType, probe.curve?.rawValue) {
+            case (.rsa, _): probe.algorithm = .rs256
+            case (.ecdsa, "P-384"): probe.algorithm = .es384
+            case (.ecdsa, "P-521"): probe.algorithm = .es512
+            case (.ecdsa, _): probe.algorithm = .es256
+            default: probe.algorithm = .eddsa
+            }
+        }
+        do {
+            _ = try await JWTKeyCollection().add(jwk: probe).getKey(for: probe.keyIdentifier)
+        } catch {
+            throw CloudError(.badRequest, reason: "key \(position + 1) of the key set is not a valid public key")
+        }
+    }
+}
+
+/// A JWKS document whose keys are each decoded on their own, so that one
+/// key of an unknown type does not make the whole set unreadable.
+private struct DecodedKeySet: Decodable {
+    struct Entry: Decodable {
+        /// The key, or `nil` when jwt-kit does not know its type.
+        let key: JWK?
+        /// The key's `use`: `sig`, `enc`, or absent.
+        let use: String?
+
+        private enum CodingKeys: String, CodingKey { case use }
+
+        init(from decoder: any Decoder) throws {
+            key = try? JWK(from: decoder)
+            use = try? decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .use)
+        }
+    }
+
+    let keys: [Entry]
+}

@@ -1,0 +1,88 @@
+import Cumulus
+import Foundation
+
+extension CloudService {
+    /// Lets an identity provider's tokens sign users in to a container, or
+    /// replaces the container's issuer of the same name. Every server on
+    /// the storage uses it within ``IdentityTokenSettings/issuerRefreshInterval``.
+    ///
+    /// The issuer and each audience are compared as exact bytes. The keys
+    /// are a JWKS document stored with the issuer (``StoredIdentityIssuer/keySet``,
+    /// checked here) or the URL each server fetches them from
+    /// (``StoredIdentityIssuer/keySetURL``: https, or http on a loopback host).
+    ///
+    /// - Returns: How many keys of a stored key set tokens may be signed
+    ///   with (keys without a `kid`, for encryption or of unknown types are
+    ///   left out); `nil` for a key set URL.
+    /// - Throws: ``CloudError``: `BAD_REQUEST` for an empty issuer, no
+    ///   audience, an empty one, a name holding U+0000, a key set that is
+    ///   not usable, or not exactly one of key set and URL; `NOT_FOUND` for
+    ///   an unknown container.
+    @discardableResult
+    public func addIdentityIssuer(_ issuer: StoredIdentityIssuer, container: String) async throws -> Int? {
+        var issuer = issuer
+        try NameRules.check(container, "the container name")
+        guard !issuer.issuer.isEmpty else { throw CloudError(.badRequest, reason: "an issuer needs a name") }
+        try NameRules.check(issuer.issuer, "the issuer")
+        var seen = Set<ExactName>()
+        issuer.audiences = issuer.audiences.filter { seen.insert(ExactName($0)).inserted }
+        guard !issuer.audiences.isEmpty, !issuer.audiences.contains(where: \.isEmpty) else {
+            throw CloudError(.badRequest, reason: "an issuer needs at least one audience, none of them empty")
+        }
+        for audience in issuer.audiences { try NameRules.check(audience, "an audience") }
+        var keyCount: Int?
+        switch (issuer.keySetURL, issuer.keySet) {
+        case (let url?, nil): try Self.checkKeySetURL(url)
+        case (nil, let document?): keyCount = try await IdentityKeySet.parse(document).keyIDs.count
+        default: throw CloudError(.badRequest, reason: "an issuer needs either a key set or a key set URL")
+        }
+        let stored = issuer
+        let known = try await storage.write { transaction -> Bool in
+            guard try await transaction.containerTokenHash(named: container) != nil else { return false }
+            try await transaction.saveIdentityIssuer(stored, container: container)
+            return true
+        }
+        guard known else { throw CloudError(.notFound, reason: "there is no container named '\(container)'") }
+        return keyCount
+    }
+
+    /// The identity issuers of a container, by issuer.
+    public func identityIssuers(container: String) async throws -> [StoredIdentityIssuer] {
+        try await storage.read { transaction in try await transaction.identityIssuers(container: container) }
+    }
+
+    /// Stops an issuer's tokens signing users in to a container (every
+    /// server within ``IdentityTokenSettings/issuerRefreshInterval``). Its
+    /// users and their identities stay: adding the issuer again signs them
+    /// in as before. Returns `false` when the container has no such issuer.
+    @discardableResult
+    public func removeIdentityIssuer(_ issuer: String, container: String) async throws -> Bool {
+        try await storage.write { transaction in
+            try await transaction.deleteIdentityIssuer(issuer, container: container)
+        }
+    }
+
+    /// Deletes every identity that signs in as a user, and returns how many
+    /// there were: the user's next token of any issuer creates a new user.
+    /// For removing a user.
+    @discardableResult
+    public func deleteIdentities(ofUser userRecordName: String, container: String) async throws -> Int {
+        try await storage.write { transaction in
+            try await transaction.deleteIdentities(ofUser: userRecordName, container: container)
+        }
+    }
+
+    /// A key set URL each server can fetch: absolute http(s) with a host,
+    /// and plain http only on a loopback host, where no one can change the keys on the way.
+    static func checkKeySetURL(_ text: String) throws {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            let host = components.host?.lowercased(), !host.isEmpty
+        else {
+            throw CloudError(.badRequest, reason: "the key set URL is not an absolute URL with a host")
+        }
+        let loopback = host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        guard scheme == "https" || (scheme == "http" && loopback) else {
+            throw CloudError(.badRequest, reason: "the key set URL must be https (http only on a loopback host)")
+        }
+    }
+}

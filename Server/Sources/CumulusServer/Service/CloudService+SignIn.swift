@@ -1,0 +1,85 @@
+import Cumulus
+import Foundation
+
+extension CloudService {
+    /// The record name of the user an identity token signs in as: the user
+    /// mapped from the container, issuer and subject (exact bytes), created
+    /// on first sight with its own record name (`_` and 32 hexadecimal
+    /// characters) as its user name and no usable web auth token. The
+    /// token's verified address becomes the user's address, discoverable,
+    /// and replaces an older one when the issuer's changes.
+    ///
+    /// Concurrent first sign-ins of one subject, on one server or several,
+    /// create one user: the mapping's primary key decides, and the losers
+    /// read the winner's row.
+    ///
+    /// - Throws: ``CloudError``: `BAD_REQUEST` for an empty subject or a
+    ///   name holding U+0000; `NOT_FOUND` for an unknown container.
+    public func signIn(_ identity: VerifiedIdentity, container: String) async throws -> String {
+        try NameRules.check(container, "the container name")
+        try NameRules.check(identity.issuer, "the issuer")
+        try NameRules.check(identity.subject, "the subject")
+        guard !identity.subject.isEmpty else { throw CloudError(.badRequest, reason: "an identity needs a subject") }
+        let email = identity.verifiedEmailAddress.flatMap(EmailAddresses.normalized)
+        let found = try await storage.read { transaction -> StoredUser? in
+            guard
+                let user = try await transaction.identityUser(
+                    issuer: identity.issuer, subject: identity.subject, container: container)
+            else { return nil }
+            return try await transaction.users(withRecordNames: [user], container: container).first
+        }
+        if let found {
+            if let email, !(found.emailAddress?.isExactly(email) ?? false) {
+                try await setEmailAddress(
+                    email, discoverable: found.emailAddress == nil || found.isDiscoverable,
+                    forUser: found.recordName, container: container)
+            }
+            return found.recordName
+        }
+        return try await storage.write { transaction in
+            try await Self.firstSignIn(identity, email: email, container: container, in: transaction)
+        }
+    }
+
+    /// The write of a first sign-in: the mapping, then the user it names.
+    /// A mapping to a user that is gone is replaced.
+    private static func firstSignIn(
+        _ identity: VerifiedIdentity, email: String?, container: String, in transaction: any StorageTransaction
+    ) async throws -> String {
+        guard try await transaction.containerTokenHash(named: container) != nil else {
+            throw CloudError(.notFound, reason: "there is no container named '\(container)'")
+        }
+        if let mapped = try await transaction.identityUser(
+            issuer: identity.issuer, subject: identity.subject, container: container)
+        {
+            guard try await transaction.users(withRecordNames: [mapped], container: container).isEmpty else {
+                return mapped
+            }
+            _ = try await transaction.deleteIdentities(ofUser: mapped, container: container)
+        }
+        let recordName = "_" + randomHex(bytes: 16)
+        guard
+            try await transaction.createIdentity(
+                issuer: identity.issuer, subject: identity.subject, userRecordName: recordName, container: container)
+        else {
+            // Another server's first sign-in committed meanwhile (PostgreSQL
+            // waits for it, then reads its row): that user is the one.
+            guard
+                let winner = try await transaction.identityUser(
+                    issuer: identity.issuer, subject: identity.subject, container: container)
+            else { throw CloudError(.internalError, reason: "an identity's mapping vanished while it was made") }
+            return winner
+        }
+        // No SHA-256 is "!" and hexadecimal: no web auth token is this user's.
+        let tokenHash = "!" + randomHex(bytes: 32)
+        guard
+            try await transaction.createUser(
+                named: recordName, recordName: recordName, tokenHash: tokenHash, container: container)
+        else { throw CloudError(.internalError, reason: "a new user's name was taken") }
+        if let email {
+            _ = try await transaction.setUserEmail(
+                email, discoverable: true, recordName: recordName, container: container)
+        }
+        return recordName
+    }
+}

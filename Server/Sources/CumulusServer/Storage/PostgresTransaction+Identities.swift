@@ -1,0 +1,70 @@
+import Cumulus
+import PostgresNIO
+
+extension PostgresTransaction {
+    // MARK: Identity issuers and identities
+
+    func identityIssuers(container: String) async throws -> [StoredIdentityIssuer] {
+        let rows = try await query(
+            """
+            SELECT issuer, audiences, jwks_url, jwks FROM identity_issuers WHERE container = \(container)
+                ORDER BY issuer COLLATE "C"
+            """)
+        return try rows.map { row in
+            try read(row, table: "identity_issuers") { columns in
+                StoredIdentityIssuer(
+                    issuer: try columns.value("issuer"), audiences: try columns.value("audiences"),
+                    keySetURL: try columns.optional("jwks_url"), keySet: try columns.optional("jwks"))
+            }
+        }
+    }
+
+    func saveIdentityIssuer(_ issuer: StoredIdentityIssuer, container: String) async throws {
+        try await query(
+            """
+            INSERT INTO identity_issuers (container, issuer, audiences, jwks_url, jwks)
+                VALUES (\(container), \(issuer.issuer), \(issuer.audiences), \(issuer.keySetURL), \(issuer.keySet))
+                ON CONFLICT (container, issuer) DO UPDATE SET audiences = EXCLUDED.audiences,
+                jwks_url = EXCLUDED.jwks_url, jwks = EXCLUDED.jwks
+            """)
+    }
+
+    func deleteIdentityIssuer(_ issuer: String, container: String) async throws -> Bool {
+        try await !query(
+            "DELETE FROM identity_issuers WHERE container = \(container) AND issuer = \(issuer) RETURNING 1"
+        ).isEmpty
+    }
+
+    func identityUser(issuer: String, subject: String, container: String) async throws -> String? {
+        let rows = try await query(
+            """
+            SELECT user_record_name FROM user_identities WHERE container = \(container) AND issuer = \(issuer)
+                AND subject = \(subject)
+            """)
+        return try rows.first.map { row in
+            try read(row, table: "user_identities") { try $0.value("user_record_name", as: String.self) }
+        }
+    }
+
+    func createIdentity(issuer: String, subject: String, userRecordName: String, container: String) async throws
+        -> Bool
+    {
+        // A concurrent first sign-in of the same subject waits here for the
+        // other transaction's commit, then inserts nothing.
+        try await !query(
+            """
+            INSERT INTO user_identities (container, issuer, subject, user_record_name)
+                VALUES (\(container), \(issuer), \(subject), \(userRecordName)) ON CONFLICT DO NOTHING RETURNING 1
+            """
+        ).isEmpty
+    }
+
+    func deleteIdentities(ofUser userRecordName: String, container: String) async throws -> Int {
+        try await query(
+            """
+            DELETE FROM user_identities WHERE container = \(container) AND user_record_name = \(userRecordName)
+                RETURNING 1
+            """
+        ).count
+    }
+}
