@@ -54,6 +54,13 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
+    // README.md:733
+    /// The app's record of its Sign in with Apple credential.
+    actor AppleSignIn {
+        var identityToken: String?  // the credential's `identityToken` as text; nil while signed out
+        func renew() async throws {}  // gets a fresh identity token from the provider
+    }
+
     static func quickStart() async throws -> (record: Record, back: Landmark) {
         // README.md:61
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
@@ -241,5 +248,22 @@ enum READMESnippets {
         let synced = try await SyncEngine<Landmark>(
             database: remote, directory: FileManager.default.temporaryDirectory.appending(path: "Remote"))
         try await synced.sync()
+    }
+
+    static func identityTokens() async throws {
+        // README.md:733
+        let signIn = AppleSignIn()
+        let identified = RemoteCloudDatabase(
+            configuration: RemoteCloudDatabase.Configuration(
+                baseURL: URL(string: "http://127.0.0.1:8080")!, container: "iCloud.com.example.notes"),
+            credentials: .identity(
+                apiToken: "…",  // from `cumulus container add`
+                token: IdentityTokenProvider { refresh in
+                    if refresh { try await signIn.renew() }
+                    return await signIn.identityToken
+                }))
+        let notes = try await SyncEngine<Landmark>(
+            database: identified, directory: FileManager.default.temporaryDirectory.appending(path: "Identified"))
+        try await notes.sync()
     }
 }

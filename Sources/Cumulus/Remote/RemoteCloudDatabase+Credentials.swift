@@ -11,6 +11,38 @@ extension RemoteCloudDatabase {
         /// A server-to-server key (the public database only): each request is
         /// signed by `signer`. The API token, when given, travels as `ckAPIToken`.
         case serverKey(apiToken: String?, signer: any CloudRequestSigner)
+        /// A user signed in with an identity provider (Sign in with Apple, an
+        /// OpenID Connect provider): the container's API token travels in
+        /// the query as `ckAPIToken`, and the identity token `token` gives
+        /// (a JSON Web Token) in the header `Authorization: Bearer <token>`.
+        ///
+        /// ```swift
+        /// let credentials = RemoteCloudDatabase.Credentials.identity(
+        ///     apiToken: apiToken,
+        ///     token: IdentityTokenProvider { refresh in
+        ///         if refresh { try await signIn.renew() }
+        ///         return await signIn.identityToken  // nil while signed out
+        ///     })
+        /// ```
+        ///
+        /// The database keeps the last token and asks `token` for another
+        /// when it expires within a minute (its `exp` claim, read without
+        /// verifying the token: the server verifies it), or once when the
+        /// server refuses it with `AUTHENTICATION_FAILED`; the request is then
+        /// sent again if the token changed. Concurrent requests share one
+        /// call of `token`. A `nil` answer is not kept: while nobody is
+        /// signed in, each request asks again, so a sign-in is seen by the
+        /// next request.
+        ///
+        /// The account changes when a token's issuer and subject (`iss`,
+        /// `sub`, compared as exact bytes) differ from the last token's, or
+        /// on signing in or out; a token whose
+        /// subject cannot be read counts as an account of its own, and is
+        /// still sent for the server to judge. To have a sign-out (or a
+        /// switch of user) seen before the kept token expires, set the
+        /// credentials again (``RemoteCloudDatabase/setCredentials(_:)``):
+        /// the database forgets the token and asks `token` at the next request.
+        case identity(apiToken: String, token: IdentityTokenProvider)
 
         /// The kind of credentials, with every token redacted.
         public var description: String {
@@ -19,6 +51,8 @@ extension RemoteCloudDatabase {
                 "user(apiToken: <redacted>, webAuthToken: \(webAuthToken == nil ? "nil" : "<redacted>"))"
             case .serverKey(let apiToken, let signer):
                 "serverKey(apiToken: \(apiToken == nil ? "nil" : "<redacted>"), keyID: \(signer.keyID))"
+            case .identity:
+                "identity(apiToken: <redacted>, token: <provider>)"
             }
         }
 
@@ -32,6 +66,8 @@ extension RemoteCloudDatabase {
             switch self {
             case .user(_, let webAuthToken): .user(webAuthToken: webAuthToken)
             case .serverKey(_, let signer): .serverKey(keyID: signer.keyID)
+            // Whom the tokens speak for is learned from each token (`IdentityTokenState`).
+            case .identity: .identity
             }
         }
 
@@ -40,6 +76,7 @@ extension RemoteCloudDatabase {
             switch self {
             case .user(let apiToken, _): apiToken
             case .serverKey(let apiToken, _): apiToken
+            case .identity(let apiToken, _): apiToken
             }
         }
     }
@@ -48,5 +85,6 @@ extension RemoteCloudDatabase {
     enum Account: Hashable {
         case user(webAuthToken: String?)
         case serverKey(keyID: String)
+        case identity
     }
 }

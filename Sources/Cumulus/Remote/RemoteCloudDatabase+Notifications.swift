@@ -52,10 +52,17 @@ final class NotificationChannels: @unchecked Sendable {
     private var state: State
     private let session: RemoteSession
 
-    private struct State {
+    struct State {
         var credentials: RemoteCloudDatabase.Credentials
         /// How many times the account changed.
         var generation: UInt64 = 0
+        /// The identity token kept for `.identity` credentials.
+        var identityTokens = IdentityTokenState()
+        /// The call of the identity token provider under way, which
+        /// `identityTokens.fetching` numbers.
+        var identityFetch: Task<IdentityFetchOutcome, Never>?
+        /// How many requests wait for that call.
+        var identityWaiters = 0
         var streams: [UInt64: Stream] = [:]
         var nextStreamID: UInt64 = 0
         var runningTasks = 0
@@ -70,7 +77,7 @@ final class NotificationChannels: @unchecked Sendable {
 
     /// One open stream: its continuation, and the task that feeds it under
     /// the credentials of `generation`.
-    private struct Stream {
+    struct Stream {
         var continuation: AsyncStream<CloudNotification>.Continuation
         var task: Task<Void, Never>?
         var generation: UInt64
@@ -81,7 +88,7 @@ final class NotificationChannels: @unchecked Sendable {
         state = State(credentials: credentials)
     }
 
-    private func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)
@@ -96,27 +103,40 @@ final class NotificationChannels: @unchecked Sendable {
     }
 
     /// Replaces the credentials and, when the account changed, tells every
-    /// stream and restarts its channel as the new account.
+    /// stream and restarts its channel as the new account. The identity
+    /// token kept, if any, is forgotten: the app may set the credentials
+    /// again after a sign-in or a sign-out.
     func setCredentials(_ credentials: RemoteCloudDatabase.Credentials) {
         let stopped: [Task<Void, Never>] = withLock { state in
             let changed = state.credentials.account != credentials.account
             state.credentials = credentials
-            if changed { state.generation += 1 }
-            guard changed, !state.closed else { return [] }
-            var stopped: [Task<Void, Never>] = []
-            for id in state.streams.keys.sorted() {
-                guard var stream = state.streams[id] else { continue }
-                if let task = stream.task { stopped.append(task) }
-                stream.generation += 1
-                // Under the lock, so the old channel can no longer deliver
-                // once the reader has heard of the change.
-                stream.continuation.yield(.accountChanged)
-                stream.task = startTask(streamID: id, generation: stream.generation, state: &state)
-                state.streams[id] = stream
-            }
-            return stopped
+            if changed { state.identityTokens.reset() } else { state.identityTokens.forgetToken() }
+            // Requests waiting for the provider's answer ask again, under the new credentials.
+            state.identityFetch = nil
+            guard changed else { return [] }
+            return accountChanged(&state)
         }
         for task in stopped { task.cancel() }
+    }
+
+    /// Counts a change of account, and tells every stream and restarts its
+    /// channel as the new account; returns the channel tasks to cancel once
+    /// the lock is released.
+    func accountChanged(_ state: inout State) -> [Task<Void, Never>] {
+        state.generation += 1
+        guard !state.closed else { return [] }
+        var stopped: [Task<Void, Never>] = []
+        for id in state.streams.keys.sorted() {
+            guard var stream = state.streams[id] else { continue }
+            if let task = stream.task { stopped.append(task) }
+            stream.generation += 1
+            // Under the lock, so the old channel can no longer deliver
+            // once the reader has heard of the change.
+            stream.continuation.yield(.accountChanged)
+            stream.task = startTask(streamID: id, generation: stream.generation, state: &state)
+            state.streams[id] = stream
+        }
+        return stopped
     }
 
     /// A new stream with its channel.
@@ -191,11 +211,11 @@ final class NotificationChannels: @unchecked Sendable {
     /// Starts the task of a stream's channel, counted as running until it ends.
     private func startTask(streamID: UInt64, generation: UInt64, state: inout State) -> Task<Void, Never> {
         state.runningTasks += 1
-        let credentials = state.credentials
+        let account = state.generation
         let session = session
         return Task { [self] in
             var channel = NotificationChannel(
-                session: session, credentials: credentials, streamID: streamID, generation: generation)
+                session: session, account: account, streamID: streamID, generation: generation)
             await channel.run(deliveringTo: self)
             taskEnded()
         }
@@ -311,7 +331,9 @@ final class Wake: @unchecked Sendable {
 /// failure, until its task is cancelled or its stream is gone.
 struct NotificationChannel {
     let session: RemoteSession
-    let credentials: RemoteCloudDatabase.Credentials
+    /// The account generation the channel listens for: once the account
+    /// changes, its stream has a new channel and this one stops.
+    let account: UInt64
     let streamID: UInt64
     let generation: UInt64
     private var token: NotificationToken?
@@ -321,9 +343,9 @@ struct NotificationChannel {
     private var reopenedAtOnce = false
     private var failures = 0
 
-    init(session: RemoteSession, credentials: RemoteCloudDatabase.Credentials, streamID: UInt64, generation: UInt64) {
+    init(session: RemoteSession, account: UInt64, streamID: UInt64, generation: UInt64) {
         self.session = session
-        self.credentials = credentials
+        self.account = account
         self.streamID = streamID
         self.generation = generation
     }
@@ -338,6 +360,7 @@ struct NotificationChannel {
             } catch {
                 if Task.isCancelled || error is CancellationError { return }
                 let cloudError = error as? CloudError
+                if cloudError?.code == .accountChanged { return }
                 if cloudError?.code == .notFound, token != nil {
                     token = nil
                     lostToken = true
@@ -394,10 +417,12 @@ struct NotificationChannel {
         if let existing = self.token {
             token = existing
         } else {
-            guard
-                case .token(let created) = try await session.perform(
-                    .createToken(apnsEnvironment: session.configuration.environment), credentials: credentials)
-            else {
+            let request = CloudRequest.createToken(apnsEnvironment: session.configuration.environment)
+            let session = session
+            let (response, _) = try await channels.send(as: account, now: session.now) { authorization in
+                try await session.perform(request, authorization: authorization)
+            }
+            guard case .token(let created) = response else {
                 throw CloudError(.internalError, reason: "the server's answer to tokens/create has the wrong shape")
             }
             token = created
@@ -412,8 +437,11 @@ struct NotificationChannel {
                 }
             }
         }
-        let batch = try await session.poll(token: token, cursor: cursor, credentials: credentials)
-        cursor = batch.cursor
+        let (session, cursor) = (session, cursor)
+        let (batch, _) = try await channels.send(as: account, now: session.now) { authorization in
+            try await session.poll(token: token, cursor: cursor, authorization: authorization)
+        }
+        self.cursor = batch.cursor
         return batch.notifications
     }
 }

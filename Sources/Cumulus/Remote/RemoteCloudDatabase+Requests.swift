@@ -11,35 +11,33 @@ struct RemoteSession: Sendable {
     let configuration: RemoteCloudDatabase.Configuration
     let transport: any CloudTransport
 
-    /// Sends `request` with `credentials` and reads the answer.
-    func perform(_ request: CloudRequest, credentials: RemoteCloudDatabase.Credentials) async throws
-        -> CloudResponse
-    {
+    /// Sends `request` with `authorization` and reads the answer.
+    func perform(_ request: CloudRequest, authorization: RequestAuthorization) async throws -> CloudResponse {
         let operation = request.operation
-        let http = try httpRequest(for: operation, body: try request.encodedBody(), credentials: credentials)
+        let http = try httpRequest(for: operation, body: try request.encodedBody(), authorization: authorization)
         let response = try await send(http)
         guard (200..<300).contains(response.status) else { throw Self.error(for: response, now: now()) }
         return try CloudResponse.decode(operation, body: response.body)
     }
 
     /// The HTTP request of `operation`: its URL, credentials and body.
-    func httpRequest(
-        for operation: CloudOperation, body: [UInt8]?, credentials: RemoteCloudDatabase.Credentials
-    ) throws -> CloudHTTPRequest {
+    func httpRequest(for operation: CloudOperation, body: [UInt8]?, authorization: RequestAuthorization) throws
+        -> CloudHTTPRequest
+    {
         let subpath =
             "/database/1/\(Self.percentEncoded(configuration.container))/\(configuration.environment.rawValue)"
             + "/\((operation.fixedScope ?? configuration.scope).rawValue)/\(operation.rawValue)"
         return try authorizedRequest(
             method: operation.httpMethod, address: baseAddress + subpath, query: [], subpath: subpath, body: body,
-            credentials: credentials, timeout: configuration.requestTimeout)
+            authorization: authorization, timeout: configuration.requestTimeout)
     }
 
     /// One long poll of the notification channel `token`, from `cursor`
     /// (from the channel's creation when `nil`).
-    func poll(token: NotificationToken, cursor: String?, credentials: RemoteCloudDatabase.Credentials)
-        async throws -> NotificationBatch
+    func poll(token: NotificationToken, cursor: String?, authorization: RequestAuthorization) async throws
+        -> NotificationBatch
     {
-        let http = try pollRequest(token: token, cursor: cursor, credentials: credentials)
+        let http = try pollRequest(token: token, cursor: cursor, authorization: authorization)
         let response = try await send(http)
         guard (200..<300).contains(response.status) else { throw Self.error(for: response, now: now()) }
         return try NotificationBatch.decode(body: response.body)
@@ -48,8 +46,8 @@ struct RemoteSession: Sendable {
     /// The poll's request. Credentials go along only when the poll's URL is
     /// on the database's own server: the token in the URL is the channel's
     /// capability, and a foreign host gets no user token.
-    func pollRequest(token: NotificationToken, cursor: String?, credentials: RemoteCloudDatabase.Credentials)
-        throws -> CloudHTTPRequest
+    func pollRequest(token: NotificationToken, cursor: String?, authorization: RequestAuthorization) throws
+        -> CloudHTTPRequest
     {
         var address = token.webcourierURL
         if address.hasPrefix("/") { address = origin(of: configuration.baseURL) + address }
@@ -67,16 +65,17 @@ struct RemoteSession: Sendable {
                 timeout: timeout)
         }
         return try authorizedRequest(
-            method: "GET", address: address, query: query, subpath: url.path, body: nil, credentials: credentials,
-            timeout: timeout)
+            method: "GET", address: address, query: query, subpath: url.path, body: nil,
+            authorization: authorization, timeout: timeout)
     }
 
     /// A request with the credentials in its query (a user's tokens) or its
-    /// headers (a server-to-server signature).
+    /// headers (a server-to-server signature, an identity token).
     private func authorizedRequest(
         method: String, address: String, query: [(String, String)], subpath: String, body: [UInt8]?,
-        credentials: RemoteCloudDatabase.Credentials, timeout: Duration
+        authorization: RequestAuthorization, timeout: Duration
     ) throws -> CloudHTTPRequest {
+        let credentials = authorization.credentials
         var query = query
         var headers = ["Accept": "application/json"]
         if body != nil { headers["Content-Type"] = "application/json; charset=utf-8" }
@@ -99,6 +98,9 @@ struct RemoteSession: Sendable {
             headers[CloudRequestSigning.keyIDHeader] = signer.keyID
             headers[CloudRequestSigning.dateHeader] = date
             headers[CloudRequestSigning.signatureHeader] = Data(signature).base64EncodedString()
+        case .identity:
+            // A header, never the query: URLs end up in proxies' and servers' logs.
+            if let token = authorization.identityToken { headers["Authorization"] = "Bearer " + token }
         }
         return CloudHTTPRequest(
             method: method, url: try Self.url(address, query: query), headers: headers, body: body, timeout: timeout)

@@ -14,6 +14,9 @@ import Foundation
 /// let engine = try await SyncEngine<Note>(database: database, directory: directory)
 /// ```
 ///
+/// With an identity provider instead of web auth tokens, pass
+/// ``Credentials/identity(apiToken:token:)`` and an ``IdentityTokenProvider``.
+///
 /// Each request reads the credentials once, when it starts: a request never
 /// mixes two users, whatever ``setCredentials(_:)`` does meanwhile. Failures
 /// are ``CloudError``s: the server's error dictionary when it sent one, what
@@ -68,7 +71,10 @@ public final class RemoteCloudDatabase: CloudDatabase {
     /// with. When the account changes (another web auth token or signing
     /// key), every open notification stream yields `.accountChanged` and
     /// reconnects as the new account; a new API token alone changes nothing
-    /// else.
+    /// else. With ``Credentials/identity(apiToken:token:)``, the identity
+    /// token kept is forgotten and the next request asks the provider: set
+    /// the credentials again after a sign-out or a switch of user, and the
+    /// account changes if the next token's subject differs.
     public func setCredentials(_ credentials: Credentials) {
         channels.setCredentials(credentials)
     }
@@ -76,29 +82,34 @@ public final class RemoteCloudDatabase: CloudDatabase {
     /// Sends `request` with the credentials of the moment; a bound view
     /// first checks that they are still those of its account check.
     private func perform(_ request: CloudRequest) async throws -> CloudResponse {
-        let account = channels.account
-        if let boundGeneration, boundGeneration != account.generation {
-            throw CloudError(
-                .accountChanged, reason: "the credentials changed after the account was checked; nothing was sent")
+        try await send(request, as: boundGeneration).response
+    }
+
+    /// Sends `request` as the account of `generation` (any for `nil`), and
+    /// answers the generation of the credentials it was sent with.
+    private func send(_ request: CloudRequest, as generation: UInt64?) async throws
+        -> (response: CloudResponse, generation: UInt64)
+    {
+        let session = session
+        let (response, authorization) = try await channels.send(as: generation, now: session.now) { authorization in
+            try await session.perform(request, authorization: authorization)
         }
-        let response = try await session.perform(request, credentials: account.credentials)
         channels.requestSucceeded()
-        return response
+        return (response, authorization.generation)
     }
 
     /// `users/current`, asked with the credentials of the moment, and their
     /// generation.
     public func checkAccount() async throws -> AccountCheck {
-        let account = channels.account
-        let response = try await session.perform(.currentUser, credentials: account.credentials)
-        channels.requestSucceeded()
+        let (response, generation) = try await send(.currentUser, as: nil)
         guard case .user(let user) = response else { throw unexpected(.currentUser) }
-        return AccountCheck(user: user, generation: account.generation)
+        return AccountCheck(user: user, generation: generation)
     }
 
     /// The generation of the credentials of the moment: it changes with
-    /// the account (another web auth token or signing key), not with a new
-    /// API token.
+    /// the account (another web auth token or signing key, an identity
+    /// token of another subject, signing in or out), not with a new API
+    /// token or a refreshed identity token of the same subject.
     public var accountGeneration: UInt64? { channels.account.generation }
 
     /// A view of this database whose requests are sent only while the
