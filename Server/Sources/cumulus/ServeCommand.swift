@@ -135,7 +135,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = try log.logger()
         guard try data.postgresURL() == nil else { return try await serve(logger: logger) }
-        // One server per SQLite file: a second would interleave its writes with the first's caches.
+        // One server per SQLite file: a server on SQLite wakes only its own long polls on a change.
         _ = try data.storePath(creating: true)
         try await DataDirectoryLock.withLock(directory: data.directory) { try await serve(logger: logger) }
     }

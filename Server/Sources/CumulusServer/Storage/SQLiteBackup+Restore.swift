@@ -38,20 +38,35 @@ extension SQLiteBackup {
             earlier?.first { $0.hasPrefix("replaced: ") }.map { String($0.dropFirst(10)) }
             ?? dataDirectory + "/replaced-" + stamp
         let abandoned = earlier?.first { $0.hasPrefix("staging: ") }.map { String($0.dropFirst(9)) }
+        let wasCutShort = earlier != nil
         try await onPool {
             try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
             if let abandoned, abandoned.hasPrefix(dataDirectory + "/restoring-") {
                 try? FileManager.default.removeItem(atPath: abandoned)
             }
-            try stage(backup, in: staging)
+            do {
+                try stage(backup, in: staging)
+            } catch {
+                try? FileManager.default.removeItem(atPath: staging)
+                throw error
+            }
         }
         try await checkpoint(dataDirectory + "/" + databaseFileName)
         let replaced = try await onPool {
             try writeSynced("staging: \(staging)\nreplaced: \(aside)\n", to: marker, in: dataDirectory)
-            let replaced = try swap(dataDirectory, staging: staging, aside: aside)
-            try FileManager.default.removeItem(atPath: staging)
+            let replaced: Bool
+            do {
+                replaced = try swap(dataDirectory, staging: staging, aside: aside)
+            } catch {
+                // What was there before is back in place: whole, unless an earlier restore was cut short.
+                if !wasCutShort { _ = unlink(marker) }
+                try? FileManager.default.removeItem(atPath: staging)
+                throw error
+            }
+            // The restored data is in place; what is left is tidying up.
+            try? FileManager.default.removeItem(atPath: staging)
             _ = unlink(marker)
-            try FileAssetStore.syncDirectory(dataDirectory)
+            try? FileAssetStore.syncDirectory(dataDirectory)
             return replaced
         }
         return Restoration(summary: summary, replacedDirectory: replaced ? aside : nil)
