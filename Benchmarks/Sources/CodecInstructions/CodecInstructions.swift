@@ -30,6 +30,9 @@ struct CodecInstructions {
             print(
                 "\(options.mode.rawValue): \(options.passes) passes of \(options.batch) landmarks, checksum \(checksum)"
             )
+        } catch let error as UsageError where error.help {
+            print(UsageError.usage)
+            exit(0)
         } catch let error as UsageError {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             exit(2)
@@ -128,13 +131,16 @@ struct Options {
                 }
                 handicap = value
             case "-h", "--help":
-                throw UsageError(message: "")
+                throw UsageError(help: true)
+            case _ where argument.hasPrefix("-"):
+                throw UsageError(message: "unknown option '\(argument)'")
             default:
                 positional.append(argument)
             }
         }
-        guard positional.count == 2, let mode = Mode(rawValue: positional[0]) else {
-            throw UsageError(message: positional.isEmpty ? "" : "expected a path and a count of passes")
+        guard positional.count == 2 else { throw UsageError(message: "expected a path and a count of passes") }
+        guard let mode = Mode(rawValue: positional[0]) else {
+            throw UsageError(message: "unknown path '\(positional[0])'")
         }
         guard let passes = Int(positional[1]), passes >= 0 else {
             throw UsageError(message: "the count of passes must be a number ≥ 0")
@@ -144,11 +150,16 @@ struct Options {
     }
 }
 
+/// A command line that asks for the usage (`help`) or that cannot be run.
 struct UsageError: Error, CustomStringConvertible {
-    var message: String
+    var message = ""
+    var help = false
+
+    static let usage =
+        "usage: CodecInstructions \(Mode.allCases.map(\.rawValue).joined(separator: "|")) PASSES"
+        + " [--batch COUNT] [--handicap EXTRA_CUMULUS_PASSES]"
+
     var description: String {
-        (message.isEmpty ? "" : message + "\n")
-            + "usage: CodecInstructions \(Mode.allCases.map(\.rawValue).joined(separator: "|")) PASSES"
-            + " [--batch COUNT] [--handicap EXTRA_CUMULUS_PASSES]"
+        (message.isEmpty ? "" : "error: \(message)\n") + Self.usage
     }
 }

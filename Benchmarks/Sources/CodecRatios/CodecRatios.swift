@@ -15,6 +15,9 @@ struct CodecRatios {
         let options: Options
         do {
             options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+        } catch let error as UsageError where error.help {
+            print(UsageError.usage)
+            exit(0)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             exit(2)
@@ -28,7 +31,6 @@ struct CodecRatios {
     }
 
     static func run(options: Options) throws {
-        var options = options
         let timing = Timing(rounds: 5, runTime: options.runTime)
         print(
             """
@@ -47,7 +49,6 @@ struct CodecRatios {
         if options.wants("wide") { try measure(WideRecord.self, options: options, timing: timing, into: &report) }
         report.printCodecTable()
         if options.wants("size") { try measureSizeCheck(timing: timing) }
-        options.finish()
     }
 
     /// Targets for the whole paths against JSON, by model.
@@ -208,7 +209,9 @@ struct Options {
     var runTime: Duration = .milliseconds(100)
     var batch = 1_000
     var filters: Set<String> = []
-    private var used: Set<String> = []
+
+    /// The workloads a filter may name.
+    static let workloads = ["landmark", "note", "wide", "size"]
 
     init(arguments: [String]) throws {
         var arguments = arguments[...]
@@ -225,31 +228,32 @@ struct Options {
                 }
                 batch = value
             case "-h", "--help":
-                throw UsageError(message: "")
+                throw UsageError(help: true)
             default:
-                filters.insert(argument.lowercased())
+                let name = argument.lowercased()
+                guard Self.workloads.contains(name) else {
+                    throw UsageError(message: "unknown argument '\(argument)'")
+                }
+                filters.insert(name)
             }
         }
     }
 
     /// Whether the workload named `name` was asked for (all are, by default).
-    mutating func wants(_ name: String) -> Bool {
-        used.insert(name)
-        return filters.isEmpty || filters.contains(name)
-    }
-
-    /// Warns about filters that matched nothing.
-    func finish() {
-        for filter in filters.subtracting(used).sorted() {
-            print("warning: no workload named '\(filter)' (choose from \(used.sorted().joined(separator: ", ")))")
-        }
+    func wants(_ name: String) -> Bool {
+        filters.isEmpty || filters.contains(name)
     }
 }
 
+/// A command line that asks for the usage (`help`) or that cannot be run.
 struct UsageError: Error, CustomStringConvertible {
-    var message: String
+    var message = ""
+    var help = false
+
+    static let usage =
+        "usage: CodecRatios [--run-time SECONDS] [--batch COUNT] [\(Options.workloads.joined(separator: "|"))]..."
+
     var description: String {
-        (message.isEmpty ? "" : message + "\n")
-            + "usage: CodecRatios [--run-time SECONDS] [--batch COUNT] [landmark|note|wide|size]..."
+        (message.isEmpty ? "" : "error: \(message)\n") + Self.usage
     }
 }

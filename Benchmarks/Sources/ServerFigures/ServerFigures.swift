@@ -38,8 +38,24 @@ import Foundation
 /// latency's samples. PostgreSQL stores need `CUMULUS_TEST_POSTGRES_URL`.
 @main
 struct ServerFigures {
-    static func main() async throws {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+    /// Runs the figures; a command line it cannot run prints the usage, and
+    /// a failure its error, never a crash report.
+    static func main() async {
+        do {
+            try await run(Array(CommandLine.arguments.dropFirst()))
+        } catch let error as UsageError where error.help {
+            print(UsageError.usage)
+            exit(0)
+        } catch let error as UsageError {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(2)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run(_ arguments: [String]) async throws {
         if arguments.first == LargeFetch.childCommand {
             try await LargeFetch.child(Array(arguments.dropFirst()))
             return
@@ -457,25 +473,24 @@ struct Options {
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             func value() throws -> String {
-                guard let value = remaining.popFirst() else {
-                    throw CloudError(.badRequest, reason: "\(argument) needs a value")
-                }
+                guard let value = remaining.popFirst() else { throw UsageError(message: "\(argument) needs a value") }
                 return value
             }
             func number() throws -> Int {
                 let text = try value()
                 guard let number = Int(text.replacingOccurrences(of: "_", with: "")), number >= 0 else {
-                    throw CloudError(.badRequest, reason: "\(argument) needs a count, not \(text)")
+                    throw UsageError(message: "\(argument) needs a count, not \(text)")
                 }
                 return number
             }
             switch argument {
+            case "-h", "--help": throw UsageError(help: true)
             case "--writes": writes = try number()
             case "--assets-only": assetsOnly = true
             case "--asset-sizes":
                 assetSizes = try value().split(separator: ",").map { text in
                     guard let size = Int(text), size >= 0, size <= 50 else {
-                        throw CloudError(.badRequest, reason: "--asset-sizes takes megabytes up to 50, such as 1,10,50")
+                        throw UsageError(message: "--asset-sizes takes megabytes up to 50, such as 1,10,50")
                     }
                     return size
                 }.filter { $0 > 0 }
@@ -483,7 +498,7 @@ struct Options {
             case "--clients":
                 clients = try value().split(separator: ",").map { text in
                     guard let count = Int(text), count > 0 else {
-                        throw CloudError(.badRequest, reason: "--clients takes counts such as 1,8,64")
+                        throw UsageError(message: "--clients takes counts such as 1,8,64")
                     }
                     return count
                 }
@@ -491,13 +506,13 @@ struct Options {
                 stores = try value().split(separator: ",").map { name in
                     guard let setup = StoreSetup(rawValue: String(name)) else {
                         let known = StoreSetup.allCases.map(\.rawValue).joined(separator: ", ")
-                        throw CloudError(.badRequest, reason: "unknown store \(name); known: \(known)")
+                        throw UsageError(message: "unknown store \(name); known: \(known)")
                     }
                     return setup
                 }
             default:
                 guard let number = Int(argument.replacingOccurrences(of: "_", with: "")), number > 0 else {
-                    throw CloudError(.badRequest, reason: "unknown argument \(argument)")
+                    throw UsageError(message: "unknown argument '\(argument)'")
                 }
                 positional.append(number)
             }
@@ -505,6 +520,22 @@ struct Options {
         if let first = positional.first { records = first }
         if positional.count > 1 { changes = positional[1] }
         self.writes = writes ?? records
+    }
+}
+
+/// A command line that asks for the usage (`help`) or that cannot be run.
+struct UsageError: Error, CustomStringConvertible {
+    var message = ""
+    var help = false
+
+    static let usage = """
+        usage: ServerFigures [records] [changes] [--writes N] [--clients 1,8,64] [--large N]
+            [--stores \(StoreSetup.allCases.map(\.rawValue).joined(separator: ","))] [--asset-sizes 1,10,50] \
+        [--assets-only]
+        """
+
+    var description: String {
+        (message.isEmpty ? "" : "error: \(message)\n") + Self.usage
     }
 }
 

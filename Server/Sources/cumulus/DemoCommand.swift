@@ -98,9 +98,14 @@ struct RemoteDevice {
         let changes = engine.changes
         try await engine.sync()
         output.write("This device's journal: \(directory.path)")
+        // What the engine counts is the notes of its own zone: say so, and what else the account holds.
         let count = await engine.models.count
-        output.write("The account holds \(count) note\(count == 1 ? "" : "s")\(count == 0 ? "." : ":")")
+        output.write(
+            "The account holds \(count) note\(count == 1 ? "" : "s") (\(DemoNote.cloudRecordType) records in the zone "
+                + "\(engine.zoneID.zoneName))\(count == 0 ? "." : ":")")
         for note in await engine.models { output.write("  \(note.title)") }
+        let others = try await Self.otherRecords(in: database, besides: DemoNote.cloudRecordType, in: engine.zoneID)
+        if let line = Self.otherRecordsLine(others) { output.write(line) }
         let host = ProcessInfo.processInfo.hostName
         let note = DemoNote(id: UUID().uuidString, title: "From \(host) at \(Date().formatted(.iso8601))")
         try await engine.upload(note)
