@@ -30,9 +30,9 @@ extension CloudService {
         }
         if let found {
             if let email, !(found.emailAddress?.isExactly(email) ?? false) {
-                try await setEmailAddress(
-                    email, discoverable: found.emailAddress == nil || found.isDiscoverable,
-                    forUser: found.recordName, container: container)
+                try await storage.write { transaction in
+                    try await Self.applyVerifiedEmail(email, to: found.recordName, container: container, in: transaction)
+                }
             }
             return found.recordName
         }
@@ -53,6 +53,7 @@ extension CloudService {
             issuer: identity.issuer, subject: identity.subject, container: container)
         {
             guard try await transaction.users(withRecordNames: [mapped], container: container).isEmpty else {
+                if let email { try await applyVerifiedEmail(email, to: mapped, container: container, in: transaction) }
                 return mapped
             }
             _ = try await transaction.deleteIdentities(ofUser: mapped, container: container)
@@ -68,6 +69,8 @@ extension CloudService {
                 let winner = try await transaction.identityUser(
                     issuer: identity.issuer, subject: identity.subject, container: container)
             else { throw CloudError(.internalError, reason: "an identity's mapping vanished while it was made") }
+            // The winner's token may have carried no address, or another one.
+            if let email { try await applyVerifiedEmail(email, to: winner, container: container, in: transaction) }
             return winner
         }
         // No SHA-256 is "!" and hexadecimal: no web auth token is this user's.
@@ -81,5 +84,18 @@ extension CloudService {
                 email, discoverable: true, recordName: recordName, container: container)
         }
         return recordName
+    }
+
+    /// Gives an existing user the token's verified address unless they
+    /// have it already; an address the user kept out of lookups stays out.
+    private static func applyVerifiedEmail(
+        _ email: String, to recordName: String, container: String, in transaction: any StorageTransaction
+    ) async throws {
+        guard let user = try await transaction.users(withRecordNames: [recordName], container: container).first,
+            !(user.emailAddress?.isExactly(email) ?? false)
+        else { return }
+        _ = try await transaction.setUserEmail(
+            email, discoverable: user.emailAddress == nil || user.isDiscoverable, recordName: recordName,
+            container: container)
     }
 }
