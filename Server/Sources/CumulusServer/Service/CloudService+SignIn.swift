@@ -31,7 +31,8 @@ extension CloudService {
         if let found {
             if let email, !(found.emailAddress?.isExactly(email) ?? false) {
                 try await storage.write { transaction in
-                    try await Self.applyVerifiedEmail(email, to: found.recordName, container: container, in: transaction)
+                    try await Self.applyVerifiedEmail(
+                        email, to: found.recordName, container: container, in: transaction)
                 }
             }
             return found.recordName
