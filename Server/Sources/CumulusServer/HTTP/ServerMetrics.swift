@@ -50,12 +50,15 @@ final class ServerMetrics: Sendable {
         }
         storageErrors = errors
         connectionsInUse = CoreMetrics.Gauge(label: "cumulus_postgres_connections_in_use", factory: factory)
-        connectionRequestsWaiting = CoreMetrics.Gauge(label: "cumulus_postgres_connection_requests_waiting", factory: factory)
+        connectionRequestsWaiting = CoreMetrics.Gauge(
+            label: "cumulus_postgres_connection_requests_waiting", factory: factory)
         connectionsMaximum = CoreMetrics.Gauge(label: "cumulus_postgres_connections_max", factory: factory)
         connectionWait = CoreMetrics.Timer(label: "cumulus_postgres_connection_wait_seconds", factory: factory)
         announcementsSent = CoreMetrics.Counter(label: "cumulus_broadcast_announcements_sent_total", factory: factory)
-        announcementsReceived = CoreMetrics.Counter(label: "cumulus_broadcast_announcements_received_total", factory: factory)
-        announcementsDropped = CoreMetrics.Counter(label: "cumulus_broadcast_announcements_dropped_total", factory: factory)
+        announcementsReceived = CoreMetrics.Counter(
+            label: "cumulus_broadcast_announcements_received_total", factory: factory)
+        announcementsDropped = CoreMetrics.Counter(
+            label: "cumulus_broadcast_announcements_dropped_total", factory: factory)
         catchUps = CoreMetrics.Counter(label: "cumulus_broadcast_catch_ups_total", factory: factory)
         broadcastConnected = CoreMetrics.Gauge(label: "cumulus_broadcast_connected", factory: factory)
     }
