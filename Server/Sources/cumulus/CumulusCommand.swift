@@ -8,8 +8,8 @@ struct CumulusCommand: AsyncParsableCommand {
         commandName: "cumulus",
         abstract: "The Cumulus record server.",
         subcommands: [
-            ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self, SchemaCommand.self,
-            DemoCommand.self,
+            ServeCommand.self, ContainerCommand.self, UserCommand.self, TokenCommand.self, KeyCommand.self,
+            SchemaCommand.self, DemoCommand.self,
         ])
 }
 

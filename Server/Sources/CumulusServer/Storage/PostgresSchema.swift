@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 5
+    static let version = 6
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -55,6 +55,10 @@ enum PostgresSchema {
             if current < 5 {
                 for statement in versionFive { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (5)")
+            }
+            if current < 6 {
+                for statement in versionSix { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (6)")
             }
             try await connection.run("COMMIT")
         } catch {
