@@ -230,7 +230,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:689
+        // README.md:690
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
