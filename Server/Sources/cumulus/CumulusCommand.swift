@@ -10,8 +10,8 @@ struct CumulusCommand: AsyncParsableCommand {
         abstract: "The Cumulus record server.",
         version: CumulusVersion.current,
         subcommands: [
-            ServeCommand.self, ContainerCommand.self, UserCommand.self, KeyCommand.self, SchemaCommand.self,
-            DemoCommand.self, BackupCommand.self, RestoreCommand.self, IssuerCommand.self,
+            ServeCommand.self, ContainerCommand.self, UserCommand.self, TokenCommand.self, KeyCommand.self,
+            IssuerCommand.self, SchemaCommand.self, BackupCommand.self, RestoreCommand.self, DemoCommand.self,
         ])
 }
 

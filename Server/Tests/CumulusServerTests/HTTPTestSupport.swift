@@ -168,6 +168,20 @@ struct WrappedService: CloudServing {
         try await base.serverKey(container: container, keyID: keyID)
     }
 
+    func authenticateAPIToken(_ apiToken: String, container: String) async throws -> CredentialFinding<Void> {
+        try await base.authenticateAPIToken(apiToken, container: container)
+    }
+
+    func authenticateWebAuthToken(_ webAuthToken: String, container: String) async throws
+        -> CredentialFinding<String>
+    {
+        try await base.authenticateWebAuthToken(webAuthToken, container: container)
+    }
+
+    func credentialsVersion() async throws -> CredentialsVersion {
+        try await base.credentialsVersion()
+    }
+
     func createNotificationToken(for caller: Caller) async throws -> String {
         try await base.createNotificationToken(for: caller)
     }

@@ -45,8 +45,8 @@ struct PostgresStorageTests {
                 }
             }
             // One row per version: 1 (the tables), 2 (notification channels), 3 (sharing),
-            // 4 (query subscriptions), 5 (assets).
-            #expect(rows.count == 1 && rows.first?.0 == 5 && rows.first?.1 == 5)
+            // 4 (query subscriptions), 5 (assets), 6 (credentials).
+            #expect(rows.count == 1 && rows.first?.0 == 6 && rows.first?.1 == 6)
             for storage in storages { try await storage.close() }
         }
     }

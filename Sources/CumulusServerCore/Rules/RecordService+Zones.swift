@@ -153,18 +153,9 @@ extension RecordService {
                                 CloudError(.badRequest, reason: "the default zone cannot be deleted", zoneID: zoneID)))
                         continue
                     }
-                    // The zone leaves the shared databases of those it was shared with.
-                    let shares = try await transaction.shares(inZone: zone.id)
-                    if !shares.isEmpty {
-                        let keys = try await SharedDatabases.log(
-                            zoneName: name, owner: key.owner, container: key.container, environment: key.environment,
-                            before: shares, after: [], touched: { _ in true }, transaction)
-                        sharedKeys += keys.map { ($0, name) }
-                    }
-                    try await transaction.releaseAssets(inZone: zone.id, at: time)
-                    try await transaction.deleteZone(zone)
+                    let keys = try await Self.removeZone(zone, of: key, database: &database, at: time, transaction)
+                    sharedKeys += keys.map { ($0, name) }
                     zones[ExactName(name)] = nil
-                    database.serial += 1
                     log.append(ZoneLogEntry(zoneName: name, serial: database.serial, deleted: true))
                     changed.append(name)
                     results.append(.deleted(ZoneID(zoneName: name)))
@@ -180,5 +171,28 @@ extension RecordService {
         notify(key, changedZones: changed, subscriptions: subscriptions)
         for (sharedKey, zoneName) in sharedKeys { notify(sharedKey, changedZones: [zoneName], subscriptions: []) }
         return results
+    }
+
+    /// Deletes a zone of `key`'s database with its records and shares:
+    /// the zone leaves the shared databases of those it was shared with,
+    /// its assets are released for collection, and the database's serial
+    /// moves on (the caller logs the deletion under it).
+    ///
+    /// - Returns: the participants' shared databases written, to notify once committed.
+    static func removeZone(
+        _ zone: StoredZone, of key: DatabaseKey, database: inout StoredDatabase, at time: Int64,
+        _ transaction: any StorageTransaction
+    ) async throws -> [DatabaseKey] {
+        var sharedKeys: [DatabaseKey] = []
+        let shares = try await transaction.shares(inZone: zone.id)
+        if !shares.isEmpty {
+            sharedKeys = try await SharedDatabases.log(
+                zoneName: zone.name, owner: key.owner, container: key.container, environment: key.environment,
+                before: shares, after: [], touched: { _ in true }, transaction)
+        }
+        try await transaction.releaseAssets(inZone: zone.id, at: time)
+        try await transaction.deleteZone(zone)
+        database.serial += 1
+        return sharedKeys
     }
 }

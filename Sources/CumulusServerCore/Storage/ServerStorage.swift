@@ -350,7 +350,7 @@ public struct StoredChannel: Sendable, Hashable {
 /// What the record service reads and writes inside one transaction.
 ///
 /// Methods that take several names read or write them in one statement.
-public protocol StorageTransaction: AssetTransaction {
+public protocol StorageTransaction: AssetTransaction, CredentialTransaction {
     // MARK: Databases and zones
 
     /// The database's row, or `nil` before its first use.
@@ -371,6 +371,8 @@ public protocol StorageTransaction: AssetTransaction {
     func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws
     /// The zone changes with a serial above `serial`, oldest first, at most `limit`.
     func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry]
+    /// Forgets a database's zone history (the zone names in it), for a removed user's databases.
+    func deleteZoneLog(inDatabase database: Int64) async throws
 
     // MARK: Records
 
@@ -391,6 +393,8 @@ public protocol StorageTransaction: AssetTransaction {
     func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [StoredRecord]
     /// The live records of a zone whose parent is one of `names`.
     func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord]
+    /// The names of at most `limit` live records of a zone that `creator` created.
+    func liveRecordNames(createdBy creator: String, inZone zone: Int64, limit: Int) async throws -> [String]
 
     // MARK: Shares
 
@@ -434,10 +438,6 @@ public protocol StorageTransaction: AssetTransaction {
     func containerTokenHash(named name: String) async throws -> String?
     /// How many containers there are.
     func containerCount() async throws -> Int
-    /// Creates a user; `false` when the name is taken in the container.
-    func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool
-    /// The record name of the user whose token has this hash.
-    func userRecordName(container: String, tokenHash: String) async throws -> String?
     /// Gives a user an email address others find them by (or none), and
     /// says whether lookups may return them; `false` for an unknown user.
     func setUserEmail(
@@ -486,6 +486,8 @@ public protocol StorageTransaction: AssetTransaction {
     /// Deletes the channels of `user` on database `key` but the `count`
     /// most recently used (ties broken by token hash, highest kept).
     func deleteChannels(of key: DatabaseKey, user: String, keepingNewest count: Int) async throws
+    /// Deletes every channel of a user of a container.
+    func deleteChannels(ofUser user: String, container: String) async throws
 
     // MARK: Schema
 

@@ -117,7 +117,6 @@ struct MemoryState: Sendable {
     var queryNotifications: [Int64: [StoredQueryNotification]] = [:]
     var containers: [ExactName: String] = [:]
     /// Each container's users: name → (record name, token hash).
-    var users: [ExactName: [ExactName: (recordName: String, tokenHash: String)]] = [:]
     var serverKeys: [ExactName: [ExactName: String]] = [:]
     /// Each container's identity issuers, by issuer.
     var identityIssuers: [ExactName: [ExactName: StoredIdentityIssuer]] = [:]
@@ -272,6 +271,13 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         }
     }
 
+    func deleteZoneLog(inDatabase database: Int64) async throws {
+        change { state in
+            guard let old = state.zoneLogs.removeValue(forKey: database) else { return nil }
+            return { $0.zoneLogs[database] = old }
+        }
+    }
+
     // MARK: Records
 
     func records(named names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
@@ -337,6 +343,12 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         let rows = try self.zone(zone)
         let found = Set(names.map(ExactName.init)).flatMap { rows.children[$0] ?? [] }
         return Set(found).sorted().compactMap { name in rows.records[name].flatMap { $0.record != nil ? $0 : nil } }
+    }
+
+    func liveRecordNames(createdBy creator: String, inZone zone: Int64, limit: Int) async throws -> [String] {
+        let rows = try self.zone(zone)
+        let names = rows.records.filter { $0.value.record != nil && $0.value.creator?.isExactly(creator) == true }.keys
+        return Array(names.sorted().prefix(limit)).map(\.string)
     }
 
     // MARK: Shares
@@ -486,25 +498,6 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         read { $0.containers.count }
     }
 
-    func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws
-        -> Bool
-    {
-        var created = false
-        change { state in
-            guard state.users[ExactName(container)]?[ExactName(name)] == nil else { return nil }
-            state.users[ExactName(container), default: [:]][ExactName(name)] = (recordName, tokenHash)
-            created = true
-            return { $0.users[ExactName(container)]?[ExactName(name)] = nil }
-        }
-        return created
-    }
-
-    func userRecordName(container: String, tokenHash: String) async throws -> String? {
-        read { state in
-            state.users[ExactName(container)]?.values.first { $0.tokenHash.isExactly(tokenHash) }?.recordName
-        }
-    }
-
     func setUserEmail(_ emailAddress: String?, discoverable: Bool, recordName: String, container: String)
         async throws -> Bool
     {
@@ -610,6 +603,17 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
             guard !dropped.isEmpty else { return nil }
             for channel in dropped { state.channels[channel.tokenHash] = nil }
             return { state in for channel in dropped { state.channels[channel.tokenHash] = channel } }
+        }
+    }
+
+    func deleteChannels(ofUser user: String, container: String) async throws {
+        change { state in
+            let owned = state.channels.filter {
+                $0.value.user.isExactly(user) && $0.value.key.container.isExactly(container)
+            }
+            guard !owned.isEmpty else { return nil }
+            for hash in owned.keys { state.channels[hash] = nil }
+            return { state in state.channels.merge(owned) { current, _ in current } }
         }
     }
 

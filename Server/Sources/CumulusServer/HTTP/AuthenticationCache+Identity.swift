@@ -25,9 +25,12 @@ extension AuthenticationCache {
     }
 
     /// Keeps what an identity token was found to be, for the cache's
-    /// lifetime or until the token expires (`remaining`), whichever comes first.
-    func rememberIdentity(_ identity: CachedIdentity, token: String, container: String, remaining: Duration) {
-        guard remaining > .zero else { return }
-        remember(.identity(identity), kind: .identityToken, container: container, credential: token, atMost: remaining)
+    /// lifetime or until the token expires (`remaining`), whichever comes
+    /// first, unless the credentials version moved on since it was `found`.
+    func rememberIdentity(
+        _ identity: CachedIdentity, token: String, container: String, remaining: Duration,
+        foundUnder found: CredentialsVersion
+    ) {
+        remember(.identity(identity), kind: .identityToken, container: container, credential: token, for: remaining, found)
     }
 }

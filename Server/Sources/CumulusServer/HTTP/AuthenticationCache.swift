@@ -10,13 +10,16 @@ import Synchronization
 /// Only what the store (or, for an identity token, its issuer's
 /// signature) confirmed is kept, so wrong tokens cannot fill it;
 /// it holds at most its size (the least recently used entry goes first),
-/// and each entry for its lifetime. Entries are found by the SHA-256 of
-/// the credential, never the credential itself.
+/// and each entry for its lifetime or until the credential expires, if
+/// sooner. Entries are found by the SHA-256 of the credential, never the
+/// credential itself.
 ///
-/// Nothing revokes a token, a key or a user yet; when something does, it
-/// must call ``invalidateAll()`` or ``invalidate(container:)`` on every
-/// server, and the lifetime bounds how long a server that was not told
-/// goes on trusting what it found.
+/// Everything is dropped when the service's ``CredentialsVersion`` moves
+/// on (a token revoked, a user or key removed, an API token rotated, here
+/// or through another server or the `cumulus` command), and a finding made
+/// under an older version is not kept. The lifetime bounds how long a
+/// server that cannot hear of changes (its PostgreSQL listening connection
+/// broken without its knowing) goes on trusting what it found.
 public final class AuthenticationCache: Sendable {
     /// What a credential was found to be.
     enum Finding: Sendable {
@@ -41,6 +44,8 @@ public final class AuthenticationCache: Sendable {
     }
 
     private let entries: Mutex<LRUCache<SHA256Digest, Entry>>
+    /// The credentials version the entries were found under.
+    private let version = Mutex<CredentialsVersion?>(nil)
     private let lifetime: Duration
     private let now: @Sendable () -> ContinuousClock.Instant
 
@@ -66,6 +71,16 @@ public final class AuthenticationCache: Sendable {
         entries.withLock { $0.removeAll() }
     }
 
+    /// Forgets everything when `current` is not the version the entries
+    /// were found under, and takes it as theirs.
+    func synchronize(with current: CredentialsVersion) {
+        version.withLock { seen in
+            guard seen != current else { return }
+            seen = current
+            entries.withLock { $0.removeAll() }
+        }
+    }
+
     /// Forgets every credential of one container.
     public func invalidate(container: String) {
         entries.withLock { cache in
@@ -80,8 +95,10 @@ public final class AuthenticationCache: Sendable {
         return false
     }
 
-    func rememberValidAPIToken(_ token: String, container: String) {
-        remember(.validAPIToken, kind: .apiToken, container: container, credential: token)
+    func rememberValidAPIToken(
+        _ token: String, container: String, for trust: Duration? = nil, foundUnder found: CredentialsVersion? = nil
+    ) {
+        remember(.validAPIToken, kind: .apiToken, container: container, credential: token, for: trust, found)
     }
 
     func user(webAuthToken: String, container: String) -> String? {
@@ -91,8 +108,11 @@ public final class AuthenticationCache: Sendable {
         return nil
     }
 
-    func rememberUser(_ user: String, webAuthToken: String, container: String) {
-        remember(.user(user), kind: .webAuthToken, container: container, credential: webAuthToken)
+    func rememberUser(
+        _ user: String, webAuthToken: String, container: String, for trust: Duration? = nil,
+        foundUnder found: CredentialsVersion? = nil
+    ) {
+        remember(.user(user), kind: .webAuthToken, container: container, credential: webAuthToken, for: trust, found)
     }
 
     func serverKey(id: String, container: String) -> P256.Signing.PublicKey? {
@@ -100,8 +120,10 @@ public final class AuthenticationCache: Sendable {
         return nil
     }
 
-    func rememberServerKey(_ key: P256.Signing.PublicKey, id: String, container: String) {
-        remember(.serverKey(key), kind: .serverKey, container: container, credential: id)
+    func rememberServerKey(
+        _ key: P256.Signing.PublicKey, id: String, container: String, foundUnder found: CredentialsVersion? = nil
+    ) {
+        remember(.serverKey(key), kind: .serverKey, container: container, credential: id, for: nil, found)
     }
 
     func finding(_ kind: Kind, container: String, credential: String) -> Finding? {
@@ -117,13 +139,20 @@ public final class AuthenticationCache: Sendable {
         }
     }
 
-    /// Keeps a finding for the cache's lifetime, or for `at most` when that is shorter.
+    /// Keeps a finding for the lifetime, or `trust` if shorter, unless the
+    /// version moved on since it was `found`.
     func remember(
-        _ finding: Finding, kind: Kind, container: String, credential: String, atMost: Duration? = nil
+        _ finding: Finding, kind: Kind, container: String, credential: String, for trust: Duration?,
+        _ found: CredentialsVersion?
     ) {
+        let span = min(lifetime, trust ?? lifetime)
+        guard span > .zero else { return }
         let key = Self.key(kind, container: container, credential: credential)
-        let entry = Entry(container: container, finding: finding, expires: now() + min(lifetime, atMost ?? lifetime))
-        entries.withLock { $0.insert(entry, for: key) }
+        let entry = Entry(container: container, finding: finding, expires: now() + span)
+        version.withLock { seen in
+            if let found, seen != found { return }
+            entries.withLock { $0.insert(entry, for: key) }
+        }
     }
 
     /// The SHA-256 of kind, container and credential; names hold no U+0000,

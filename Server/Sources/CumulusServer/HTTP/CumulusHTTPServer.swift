@@ -46,8 +46,9 @@ public struct CumulusHTTPServer: Sendable {
     }
 
     /// Forgets the credentials the server found valid, of one container or
-    /// of all: for when a token or key is revoked or a user removed. Nothing
-    /// revokes them yet; whatever does must call this on every server.
+    /// of all. A revoked token, a removed user or key and a rotated API
+    /// token need no call: the cache drops everything when the service's
+    /// credentials version moves on (``CloudServing/credentialsVersion()``).
     public func invalidateAuthenticationCache(container: String? = nil) {
         if let container {
             authenticationCache.invalidate(container: container)

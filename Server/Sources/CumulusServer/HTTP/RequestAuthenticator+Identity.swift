@@ -35,7 +35,7 @@ extension RequestAuthenticator {
     /// cache while its issuer's configuration and keys are unchanged, else
     /// verified, signed in (created on first sight) and cached until the
     /// token expires at the latest. Failures are never cached.
-    func user(identityToken token: String, container: String) async throws -> String {
+    func user(identityToken token: String, container: String, version: CredentialsVersion) async throws -> String {
         if let cached = cache.identity(token: token, container: container), now() < cached.expires,
             try await identityTokens.directory.currentTrust(issuer: cached.issuer, container: container)
                 == cached.trust
@@ -49,7 +49,8 @@ extension RequestAuthenticator {
             cache.rememberIdentity(
                 CachedIdentity(
                     user: user, issuer: verified.identity.issuer, trust: verified.trust, expires: verified.expires),
-                token: token, container: container, remaining: .milliseconds(Int64(min(remaining, 86_400) * 1000)))
+                token: token, container: container, remaining: .milliseconds(Int64(min(remaining, 86_400) * 1000)),
+                foundUnder: version)
         }
         return user
     }

@@ -35,11 +35,14 @@ struct RequestAuthenticator: Sendable {
         guard let apiToken = query["ckAPIToken"].map(String.init) else {
             throw HTTPFailure(.authenticationFailed, "The request has no ckAPIToken.")
         }
-        guard Self.isAPITokenShaped(apiToken), try await isValid(apiToken: apiToken, container: container) else {
+        let version = try await service.credentialsVersion()
+        cache.synchronize(with: version)
+        guard Self.isAPITokenShaped(apiToken) else {
             throw HTTPFailure(.authenticationFailed, "The API token is not valid for this container.")
         }
+        try await checkAPIToken(apiToken, container: container, version: version)
         if let identityToken = try Self.identityToken(of: request) {
-            let user = try await user(identityToken: identityToken, container: container)
+            let user = try await user(identityToken: identityToken, container: container, version: version)
             return Caller(container: container, environment: environment, scope: scope, user: user)
         }
         guard let webAuthToken = query["ckWebAuthToken"].map(String.init), !webAuthToken.isEmpty else {
@@ -49,9 +52,7 @@ struct RequestAuthenticator: Sendable {
             }
             return Caller(container: container, environment: environment, scope: scope, user: nil, anonymous: true)
         }
-        guard let user = try await user(webAuthToken: webAuthToken, container: container) else {
-            throw HTTPFailure(.authenticationFailed, "The web auth token is not valid for this container.")
-        }
+        let user = try await user(webAuthToken: webAuthToken, container: container, version: version)
         return Caller(container: container, environment: environment, scope: scope, user: user)
     }
 
@@ -76,7 +77,9 @@ struct RequestAuthenticator: Sendable {
         guard scope == .public else {
             throw HTTPFailure(.accessDenied, "Server-to-server keys work on the public database only.")
         }
-        guard let key = try await serverKey(id: keyID, container: container) else {
+        let version = try await service.credentialsVersion()
+        cache.synchronize(with: version)
+        guard let key = try await serverKey(id: keyID, container: container, version: version) else {
             throw HTTPFailure(.authenticationFailed, "No such key for this container.")
         }
         return PendingSignature(
@@ -108,27 +111,49 @@ struct RequestAuthenticator: Sendable {
 
     // MARK: Cached lookups
 
-    private func isValid(apiToken: String, container: String) async throws -> Bool {
-        if cache.isValidAPIToken(apiToken, container: container) { return true }
-        guard try await service.authenticateContainer(named: container, apiToken: apiToken) else { return false }
-        cache.rememberValidAPIToken(apiToken, container: container)
-        return true
+    /// Throws `AUTHENTICATION_FAILED` unless `apiToken` is one of the container's.
+    private func checkAPIToken(_ apiToken: String, container: String, version: CredentialsVersion) async throws {
+        if cache.isValidAPIToken(apiToken, container: container) { return }
+        switch try await service.authenticateAPIToken(apiToken, container: container) {
+        case .valid(_, let until):
+            cache.rememberValidAPIToken(apiToken, container: container, for: trust(until), foundUnder: version)
+        case .expired:
+            throw HTTPFailure(
+                .authenticationFailed, "The API token was replaced by a new one and its overlap has ended.")
+        case .unknown:
+            throw HTTPFailure(.authenticationFailed, "The API token is not valid for this container.")
+        }
     }
 
-    private func user(webAuthToken: String, container: String) async throws -> String? {
+    /// The user of a web auth token; throws `AUTHENTICATION_FAILED` for an unknown or expired one.
+    private func user(webAuthToken: String, container: String, version: CredentialsVersion) async throws -> String {
         if let user = cache.user(webAuthToken: webAuthToken, container: container) { return user }
-        guard let user = try await service.user(container: container, webAuthToken: webAuthToken) else { return nil }
-        cache.rememberUser(user, webAuthToken: webAuthToken, container: container)
-        return user
+        switch try await service.authenticateWebAuthToken(webAuthToken, container: container) {
+        case .valid(let user, let until):
+            cache.rememberUser(
+                user, webAuthToken: webAuthToken, container: container, for: trust(until), foundUnder: version)
+            return user
+        case .expired:
+            throw HTTPFailure(.authenticationFailed, "The web auth token has expired.")
+        case .unknown:
+            throw HTTPFailure(.authenticationFailed, "The web auth token is not valid for this container.")
+        }
     }
 
-    private func serverKey(id: String, container: String) async throws -> P256.Signing.PublicKey? {
+    private func serverKey(id: String, container: String, version: CredentialsVersion) async throws
+        -> P256.Signing.PublicKey?
+    {
         if let key = cache.serverKey(id: id, container: container) { return key }
         guard let pem = try await service.serverKey(container: container, keyID: id),
             let key = try? P256.Signing.PublicKey(pemRepresentation: pem)
         else { return nil }
-        cache.rememberServerKey(key, id: id, container: container)
+        cache.rememberServerKey(key, id: id, container: container, foundUnder: version)
         return key
+    }
+
+    /// How long a credential valid `until` may be trusted from now (`nil`: no end of its own).
+    private func trust(_ until: Date?) -> Duration? {
+        until.map { .milliseconds(Int64(($0.timeIntervalSince(now()) * 1000).rounded(.down))) }
     }
 
     // MARK: Formats

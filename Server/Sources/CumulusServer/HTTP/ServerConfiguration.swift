@@ -36,9 +36,10 @@ public struct ServerConfiguration: Sendable {
     /// The most callers kept by the authentication cache (API tokens, web
     /// auth tokens and server keys found valid); `0` turns the cache off.
     public var authenticationCacheSize: Int
-    /// How long the cache trusts what it found before asking the store again,
-    /// which bounds how long a revoked token goes on working on a server
-    /// that was not told (see ``CumulusHTTPServer/invalidateAuthenticationCache(container:)``).
+    /// How long the cache trusts what it found before asking the store again.
+    /// A revoked credential fails at once on a server that hears of it (see
+    /// ``AuthenticationCache``); this bounds how long it goes on working on
+    /// one that cannot (its PostgreSQL listening connection broken unnoticed).
     public var authenticationCacheLifetime: Duration
     /// The longest a notification long poll waits; a client may ask less
     /// with `?timeout=` (seconds).

@@ -22,8 +22,11 @@ public enum ChangeBroadcastEvent: Sendable, Hashable {
     case changed(ChangeAnnouncement)
     /// Announcements may have been lost (the broadcaster lost its link and
     /// got it back, or another server could not send some): any database
-    /// may have changed.
+    /// may have changed, and any credential may have been taken away.
     case mayHaveMissed
+    /// A credential was taken away (a token revoked, a user or key removed,
+    /// an API token rotated): what the server trusted may no longer hold.
+    case credentialsChanged
 }
 
 /// Tells the other servers on the same storage about this server's

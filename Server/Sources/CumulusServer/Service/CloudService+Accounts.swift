@@ -18,22 +18,37 @@ extension CloudService {
     }
 
     /// Creates a user of a container and returns the user's record name
-    /// (`_` and 32 hexadecimal characters) and web auth token; only the
-    /// token's SHA-256 is stored. An unknown container throws `NOT_FOUND`, a
-    /// taken name `EXISTS`.
+    /// (`_` and 32 hexadecimal characters) and a web auth token that never
+    /// expires; only the token's SHA-256 is stored. An unknown container
+    /// throws `NOT_FOUND`, a taken name `EXISTS`.
     public func addUser(named name: String, container: String) async throws
+        -> (userRecordName: String, webAuthToken: String)
+    {
+        try await addUser(named: name, container: container, tokenLifetime: nil)
+    }
+
+    /// Creates a user whose first web auth token stops working after
+    /// `tokenLifetime` (`nil`: never), as ``addUser(named:container:)`` does.
+    public func addUser(named name: String, container: String, tokenLifetime: Duration?) async throws
         -> (userRecordName: String, webAuthToken: String)
     {
         guard !name.isEmpty else { throw CloudError(.badRequest, reason: "a user needs a name") }
         try NameRules.check(name, "the user name")
         try NameRules.check(container, "the container name")
+        if let tokenLifetime { try Self.checkLifetime(tokenLifetime) }
         let recordName = "_" + Self.randomHex(bytes: 16)
         let token = Self.randomHex(bytes: 32)
-        let hash = Self.hash(token)
+        let now = Self.milliseconds(rules.currentDate())
+        let row = StoredUserToken(
+            tokenHash: Self.hash(token), userRecordName: recordName, created: now,
+            expires: tokenLifetime.map { now &+ Self.milliseconds($0) })
         let created = try await storage.write { transaction -> Bool? in
             guard try await transaction.containerTokenHash(named: container) != nil else { return nil }
-            return try await transaction.createUser(
-                named: name, recordName: recordName, tokenHash: hash, container: container)
+            guard try await transaction.createUser(named: name, recordName: recordName, container: container) else {
+                return false
+            }
+            try await transaction.saveUserToken(row, container: container)
+            return true
         }
         guard let created else { throw Self.unknownContainer(container) }
         guard created else {
@@ -46,13 +61,14 @@ extension CloudService {
     /// does, with an email address by which the container's other users
     /// find them (see ``setEmailAddress(_:discoverable:forUser:container:)``).
     /// Text that is not an address throws `BAD_REQUEST` and creates no user.
-    public func addUser(named name: String, container: String, emailAddress: String, discoverable: Bool = true)
-        async throws -> (userRecordName: String, webAuthToken: String)
-    {
+    public func addUser(
+        named name: String, container: String, emailAddress: String, discoverable: Bool = true,
+        tokenLifetime: Duration? = nil
+    ) async throws -> (userRecordName: String, webAuthToken: String) {
         // The address is checked first, so that a bad one leaves no user
         // behind: no user has the empty record name, so this changes nothing.
         _ = try await rules.setEmailAddress(emailAddress, discoverable: discoverable, forUser: "", container: container)
-        let user = try await addUser(named: name, container: container)
+        let user = try await addUser(named: name, container: container, tokenLifetime: tokenLifetime)
         try await setEmailAddress(
             emailAddress, discoverable: discoverable, forUser: user.userRecordName, container: container)
         return user
@@ -97,21 +113,20 @@ extension CloudService {
         return keyID
     }
 
-    /// Whether `apiToken` is the container's API token (`false` for an
-    /// unknown container).
+    /// Whether `apiToken` is one of the container's API tokens that work
+    /// now (`false` for an unknown container).
     public func authenticateContainer(named name: String, apiToken: String) async throws -> Bool {
-        let stored = try await storage.read { transaction in try await transaction.containerTokenHash(named: name) }
-        guard let stored else { return false }
-        return Self.constantTimeEquals(stored, Self.hash(apiToken))
+        if case .valid = try await authenticateAPIToken(apiToken, container: name) { return true }
+        return false
     }
 
     /// The record name of the container's user with this web auth token, or
-    /// `nil` for none.
+    /// `nil` for none or an expired one.
     public func user(container: String, webAuthToken: String) async throws -> String? {
-        let hash = Self.hash(webAuthToken)
-        return try await storage.read { transaction in
-            try await transaction.userRecordName(container: container, tokenHash: hash)
+        if case .valid(let user, _) = try await authenticateWebAuthToken(webAuthToken, container: container) {
+            return user
         }
+        return nil
     }
 
     /// The PEM public key registered under `keyID` for the container, or `nil`.
@@ -160,7 +175,7 @@ extension CloudService {
             .joined()
     }
 
-    private static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+    static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
         let left = Array(lhs.utf8)
         let right = Array(rhs.utf8)
         guard left.count == right.count else { return false }
@@ -169,7 +184,7 @@ extension CloudService {
         return difference == 0
     }
 
-    private static func unknownContainer(_ name: String) -> CloudError {
+    static func unknownContainer(_ name: String) -> CloudError {
         CloudError(.notFound, reason: "there is no container named '\(name)'")
     }
 }

@@ -5,7 +5,7 @@ extension CloudService {
     /// The record name of the user an identity token signs in as: the user
     /// mapped from the container, issuer and subject (exact bytes), created
     /// on first sight with its own record name (`_` and 32 hexadecimal
-    /// characters) as its user name and no usable web auth token. The
+    /// characters) as its user name and no web auth token. The
     /// token's verified address becomes the user's address, discoverable,
     /// and replaces an older one when the issuer's changes.
     ///
@@ -74,11 +74,7 @@ extension CloudService {
             if let email { try await applyVerifiedEmail(email, to: winner, container: container, in: transaction) }
             return winner
         }
-        // No SHA-256 is "!" and hexadecimal: no web auth token is this user's.
-        let tokenHash = "!" + randomHex(bytes: 32)
-        guard
-            try await transaction.createUser(
-                named: recordName, recordName: recordName, tokenHash: tokenHash, container: container)
+        guard try await transaction.createUser(named: recordName, recordName: recordName, container: container)
         else { throw CloudError(.internalError, reason: "a new user's name was taken") }
         if let email {
             _ = try await transaction.setUserEmail(

@@ -24,6 +24,8 @@ public final class CloudService: CloudServing {
     public let broadcaster: (any ChangeBroadcasting)?
     /// The protocol's rules, which carry out every request.
     public let rules: RecordService
+    /// How many credential changes this service made or heard of (``credentialsVersion()``).
+    let credentialChanges = Locked(UInt64(0))
 
     /// Creates a service over `storage`.
     ///

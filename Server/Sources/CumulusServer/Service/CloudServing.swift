@@ -50,6 +50,18 @@ public protocol CloudServing: Sendable {
     /// created on first sight (see ``CloudService/signIn(_:container:)``).
     func signIn(_ identity: VerifiedIdentity, container: String) async throws -> String
 
+    /// Whether `apiToken` is one of the container's API tokens, and until when.
+    func authenticateAPIToken(_ apiToken: String, container: String) async throws -> CredentialFinding<Void>
+
+    /// The record name of the container's user with this web auth token, and until when it works.
+    func authenticateWebAuthToken(_ webAuthToken: String, container: String) async throws
+        -> CredentialFinding<String>
+
+    /// A value that changes whenever a credential may have been taken away,
+    /// here or through another server or process: what the server found
+    /// under one value is trusted only while it stays the same.
+    func credentialsVersion() async throws -> CredentialsVersion
+
     /// A new notification channel for `caller` (the `apnsToken` of
     /// `tokens/create`).
     func createNotificationToken(for caller: Caller) async throws -> String

@@ -7,11 +7,12 @@ import PostgresNIO
 /// several `cumulus serve` processes on one PostgreSQL database.
 ///
 /// One dedicated connection listens on a channel (`cumulus_changes`) and
-/// sends this server's announcements with `pg_notify`. When the connection
-/// drops, the broadcaster reconnects with backoff and then delivers
-/// ``ChangeBroadcastEvent/mayHaveMissed``. A payload carries an origin (random
-/// per broadcaster, so a server ignores its own), the database key and zone
-/// names, never tokens or record contents; an announcement too long for one
+/// sends this server's announcements with `pg_notify`; it also listens on
+/// ``credentialsChannel``, which the storage notifies when a credential is
+/// taken away. When the connection drops, the broadcaster reconnects with
+/// backoff and then delivers ``ChangeBroadcastEvent/mayHaveMissed``. A
+/// payload carries an origin (random per broadcaster, so a server ignores
+/// its own), the database key and zone names, never tokens or record contents; an announcement too long for one
 /// notification goes as several, sent in one transaction and put together
 /// again by the receivers.
 ///
@@ -25,6 +26,10 @@ public final class PostgresChangeBroadcaster: ChangeBroadcasting {
     /// The `application_name` of the listening connection, to find it in
     /// `pg_stat_activity`.
     public static let applicationName = "cumulus-changes"
+    /// The channel a storage transaction that takes a credential away
+    /// notifies (``ChangeBroadcastEvent/credentialsChanged``): fixed, since
+    /// every server on the database trusts credentials of the same tables.
+    public static let credentialsChannel = "cumulus_credentials"
 
     /// The channel this broadcaster listens and sends on.
     public let channel: String
@@ -194,15 +199,23 @@ private final class Link: Sendable {
         while true {
             do {
                 try await connection.listen(on: channel) { notifications in
-                    ready?.yield(nil)
-                    ready = nil
-                    guard attach(connection) else { return }
-                    if reconnected {
-                        logger.info("listening for change announcements again")
-                        await deliver(.mayHaveMissed)
-                    }
-                    for try await notification in notifications {
-                        await receive(notification.payload)
+                    try await connection.listen(on: PostgresChangeBroadcaster.credentialsChannel) { credentials in
+                        ready?.yield(nil)
+                        ready = nil
+                        guard attach(connection) else { return }
+                        if reconnected {
+                            logger.info("listening for change announcements again")
+                            await deliver(.mayHaveMissed)
+                        }
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask {
+                                for try await _ in credentials { await self.deliver(.credentialsChanged) }
+                            }
+                            for try await notification in notifications {
+                                await receive(notification.payload)
+                            }
+                            group.cancelAll()
+                        }
                     }
                 }
             } catch {

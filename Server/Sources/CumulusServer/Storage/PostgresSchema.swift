@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 6
+    static let version = 7
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -59,6 +59,10 @@ enum PostgresSchema {
             if current < 6 {
                 for statement in identitiesVersion { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (6)")
+            }
+            if current < 7 {
+                for statement in credentialsVersion { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (7)")
             }
             try await connection.run("COMMIT")
         } catch {

@@ -424,21 +424,6 @@ struct PostgresTransaction: StorageTransaction {
             "token_hash", table: "containers", query("SELECT token_hash FROM containers WHERE name = \(name)"))
     }
 
-    func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool {
-        try await !query(
-            """
-            INSERT INTO users (container, name, record_name, token_hash)
-                VALUES (\(container), \(name), \(recordName), \(tokenHash)) ON CONFLICT DO NOTHING RETURNING 1
-            """
-        ).isEmpty
-    }
-
-    func userRecordName(container: String, tokenHash: String) async throws -> String? {
-        try await firstString(
-            "record_name", table: "users",
-            query("SELECT record_name FROM users WHERE container = \(container) AND token_hash = \(tokenHash)"))
-    }
-
     func setUserEmail(_ emailAddress: String?, discoverable: Bool, recordName: String, container: String)
         async throws -> Bool
     {

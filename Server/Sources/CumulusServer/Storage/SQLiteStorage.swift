@@ -19,6 +19,8 @@ public final class SQLiteStorage: ServerStorage {
     private let closed = Locked(false)
     /// Where failures are reported, for a server's metrics.
     let observer = StorageObserver()
+    /// The file's `data_version` when the credentials epoch was last read, and that epoch.
+    private let epochSeen = Locked<(dataVersion: Int64, epoch: Int64)?>(nil)
 
     /// Opens (creating if needed) the database file at `path` and brings its
     /// schema up to date.
@@ -69,6 +71,27 @@ public final class SQLiteStorage: ServerStorage {
         }
     }
 
+    /// The credentials epoch (``CredentialTransaction/credentialsEpoch()``),
+    /// read again only when another connection, such as the `cumulus`
+    /// command's, committed to the file since the last call: `PRAGMA
+    /// data_version` tells, without a transaction.
+    public func credentialsEpoch() async throws -> Int64 {
+        try await gate.withLock {
+            guard !closed.withLock({ $0 }) else {
+                throw CloudError(.internalError, reason: "the storage is closed")
+            }
+            let rows = try await connection.query("PRAGMA data_version")
+            guard case .integer(let version) = rows.first?.column("data_version") else {
+                throw CloudError(.internalError, reason: "the database file has no data version")
+            }
+            if let seen = epochSeen.withLock({ $0 }), seen.dataVersion == Int64(version) { return seen.epoch }
+            let epoch = try SQLiteTransaction.epoch(
+                try await connection.query("SELECT epoch FROM credentials_epoch WHERE id = 1"), logger: logger)
+            epochSeen.withLock { $0 = (Int64(version), epoch) }
+            return epoch
+        }
+    }
+
     private func transaction<T: Sendable>(
         _ begin: String, _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
     ) async throws -> T {
@@ -111,6 +134,7 @@ enum SQLiteSchema {
     /// first creates version 1.
     static let migrations = [
         versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix, identitiesVersion,
+        SQLiteSchema.credentialsVersion,
     ]
     /// The version this server writes.
     static var version: Int { migrations.count }

@@ -411,21 +411,6 @@ struct SQLiteTransaction: StorageTransaction {
             query("SELECT \(SQLiteColumns.exact("token_hash")) FROM containers WHERE name = ?", [.text(name)]))
     }
 
-    func createUser(named name: String, recordName: String, tokenHash: String, container: String) async throws -> Bool {
-        let rows = try await query(
-            "INSERT OR IGNORE INTO users (container, name, record_name, token_hash) VALUES (?, ?, ?, ?) RETURNING 1",
-            [.text(container), .text(name), .text(recordName), .text(tokenHash)])
-        return !rows.isEmpty
-    }
-
-    func userRecordName(container: String, tokenHash: String) async throws -> String? {
-        try await firstText(
-            "record_name", table: "users",
-            query(
-                "SELECT \(SQLiteColumns.exact("record_name")) FROM users WHERE container = ? AND token_hash = ?",
-                [.text(container), .text(tokenHash)]))
-    }
-
     func setUserEmail(_ emailAddress: String?, discoverable: Bool, recordName: String, container: String)
         async throws -> Bool
     {
@@ -620,7 +605,7 @@ struct SQLiteTransaction: StorageTransaction {
     }
 
     /// The text of `column` in the first row, if any.
-    private func firstText(_ column: String, table: String, _ rows: [SQLiteRow]) throws -> String? {
+    func firstText(_ column: String, table: String, _ rows: [SQLiteRow]) throws -> String? {
         try rows.first.map { row in try read(row, table: table) { try $0.text(column) } }
     }
 

@@ -1,0 +1,147 @@
+import Cumulus
+import CumulusServer
+import Foundation
+import PostgresNIO
+import SQLiteNIO
+import Testing
+
+/// The schema step that gives credentials a lifecycle (SQLite 7,
+/// PostgreSQL 6): a file or database of the version before opens with each
+/// user's one token moved to the tokens table, working and never expiring.
+@Suite("Credential schema migration")
+struct CredentialSchemaTests {
+    /// SQLite version six as it shipped (assets), applied to version five; verbatim.
+    static let sqliteVersionSix = [
+        "CREATE TABLE asset_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret BLOB NOT NULL)",
+        """
+        CREATE TABLE asset_upload_tickets (id TEXT PRIMARY KEY, container TEXT NOT NULL, environment TEXT NOT NULL,
+            scope TEXT NOT NULL, owner TEXT NOT NULL, zone_id INTEGER NOT NULL, record_name TEXT NOT NULL,
+            record_type TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires INTEGER NOT NULL)
+        """,
+        "CREATE INDEX asset_upload_tickets_by_expiry ON asset_upload_tickets (expires)",
+        """
+        CREATE TABLE assets (id TEXT PRIMARY KEY, zone_id INTEGER NOT NULL, record_name TEXT NOT NULL,
+            field_name TEXT NOT NULL, user_name TEXT NOT NULL, size INTEGER, checksum TEXT, created INTEGER NOT NULL,
+            unheld_since INTEGER)
+        """,
+        "CREATE INDEX assets_by_unheld ON assets (unheld_since) WHERE unheld_since IS NOT NULL",
+        "CREATE INDEX assets_held_by_zone ON assets (zone_id) WHERE unheld_since IS NULL",
+        """
+        CREATE TABLE asset_receipts (id TEXT PRIMARY KEY, asset_id TEXT NOT NULL, zone_id INTEGER NOT NULL,
+            record_name TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires INTEGER NOT NULL)
+        """,
+        "CREATE INDEX asset_receipts_by_expiry ON asset_receipts (expires)",
+    ]
+
+    /// PostgreSQL version five as it shipped (assets), applied to version four; verbatim.
+    static let postgresVersionFive: [PostgresQuery] = [
+        "CREATE TABLE asset_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret BYTEA NOT NULL)",
+        """
+        CREATE TABLE asset_upload_tickets (id TEXT PRIMARY KEY, container TEXT NOT NULL, environment TEXT NOT NULL,
+            scope TEXT NOT NULL, owner TEXT NOT NULL, zone_id BIGINT NOT NULL, record_name TEXT NOT NULL,
+            record_type TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires BIGINT NOT NULL)
+        """,
+        "CREATE INDEX asset_upload_tickets_by_expiry ON asset_upload_tickets (expires)",
+        """
+        CREATE TABLE assets (id TEXT PRIMARY KEY, zone_id BIGINT NOT NULL, record_name TEXT NOT NULL,
+            field_name TEXT NOT NULL, user_name TEXT NOT NULL, size BIGINT, checksum TEXT, created BIGINT NOT NULL,
+            unheld_since BIGINT)
+        """,
+        "CREATE INDEX assets_by_unheld ON assets (unheld_since) WHERE unheld_since IS NOT NULL",
+        "CREATE INDEX assets_held_by_zone ON assets (zone_id) WHERE unheld_since IS NULL",
+        """
+        CREATE TABLE asset_receipts (id TEXT PRIMARY KEY, asset_id TEXT NOT NULL, zone_id BIGINT NOT NULL,
+            record_name TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires BIGINT NOT NULL)
+        """,
+        "CREATE INDEX asset_receipts_by_expiry ON asset_receipts (expires)",
+        """
+        CREATE TABLE asset_chunks (asset_id TEXT NOT NULL, start BIGINT NOT NULL, bytes BYTEA NOT NULL,
+            PRIMARY KEY (asset_id, start))
+        """,
+        "ALTER TABLE asset_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL",
+        "CREATE INDEX asset_chunks_first ON asset_chunks (asset_id) WHERE start = 0",
+    ]
+
+    /// Checks what the migration kept and added, through the storage's API.
+    static func checkMigrated(_ storage: any ServerStorage) async throws {
+        let before = Int64((Date().timeIntervalSince1970 - 3600) * 1000)
+        try await storage.read { transaction async throws in
+            let token = try #require(try await transaction.userToken(tokenHash: "user-hash", container: "iCloud.old"))
+            #expect(token.userRecordName == "_alice" && token.expires == nil && token.id == "user-hash")
+            #expect(token.created > before)
+            let accounts = try await transaction.userAccounts(container: "iCloud.old", activeAt: 0)
+            #expect(accounts.map(\.name) == ["alice"] && accounts.first?.activeTokens == 1)
+            let container = try #require(try await transaction.containerCredentials(named: "iCloud.old"))
+            #expect(container == StoredContainerCredentials(tokenHash: "hash"))
+            #expect(try await transaction.credentialsEpoch() == 0)
+        }
+        // A second user needs no token column any more, and the epoch moves.
+        try await storage.write { transaction async throws in
+            #expect(try await transaction.createUser(named: "bob", recordName: "_bob", container: "iCloud.old"))
+            try await transaction.recordCredentialChange()
+        }
+        try await storage.read { transaction async throws in
+            #expect(try await transaction.credentialsEpoch() == 1)
+            #expect(try await transaction.userTokens(ofUser: "_bob", container: "iCloud.old").isEmpty)
+        }
+    }
+
+    @Test("a version-six SQLite file opens at seven with each user's token moved, never expiring")
+    func sqlite() async throws {
+        try await SQLiteSchemaTests.withFile { path in
+            let connection = try await SQLiteConnection.open(storage: .file(path: path))
+            do {
+                let older =
+                    SQLiteSchemaTests.versionOne + SQLiteSchemaTests.versionsTwoAndThree + SQLiteSchemaTests.versionFour
+                    + SQLiteSchemaTests.versionFive + Self.sqliteVersionSix
+                for statement in older + [
+                    "INSERT INTO containers VALUES ('iCloud.old', 'hash')",
+                    "INSERT INTO users VALUES ('iCloud.old', 'alice', '_alice', 'user-hash', NULL, 0)",
+                    "PRAGMA user_version = 6",
+                ] {
+                    _ = try await connection.query(statement)
+                }
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+            let storage = try await SQLiteStorage(path: path, logger: quietLogger)
+            do {
+                try await Self.checkMigrated(storage)
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+            try await storage.close()
+        }
+    }
+
+    @Test(
+        "a version-five PostgreSQL database opens at six with each user's token moved, never expiring",
+        .enabled(if: PostgresTestDatabase.isEnabled))
+    func postgres() async throws {
+        try await PostgresTestDatabase.with { url in
+            try await PostgresTestDatabase.connect(to: url) { connection, logger in
+                let older =
+                    PostgresSchemaTests.versionTwo + PostgresSchemaTests.versionThree + PostgresSchemaTests.versionFour
+                    + Self.postgresVersionFive
+                for statement in older + [
+                    "INSERT INTO cumulus_schema (version) VALUES (3), (4), (5)",
+                    "INSERT INTO containers VALUES ('iCloud.old', 'hash')",
+                    "INSERT INTO users VALUES ('iCloud.old', 'alice', '_alice', 'user-hash', NULL, false)",
+                ] {
+                    try await connection.query(statement, logger: logger)
+                }
+            }
+            let storage = try await PostgresStorage(url: url, logger: quietLogger)
+            do {
+                try await Self.checkMigrated(storage)
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+            try await storage.close()
+        }
+    }
+}
