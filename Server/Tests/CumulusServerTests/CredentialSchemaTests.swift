@@ -5,9 +5,10 @@ import PostgresNIO
 import SQLiteNIO
 import Testing
 
-/// The schema step that gives credentials a lifecycle (SQLite 7,
-/// PostgreSQL 6): a file or database of the version before opens with each
-/// user's one token moved to the tokens table, working and never expiring.
+/// The schema step that gives credentials a lifecycle (SQLite 8,
+/// PostgreSQL 7): a file or database of the version before identities
+/// (SQLite 6, PostgreSQL 5) opens through both steps with each user's one
+/// token moved to the tokens table, working and never expiring.
 @Suite("Credential schema migration")
 struct CredentialSchemaTests {
     /// SQLite version six as it shipped (assets), applied to version five; verbatim.
@@ -86,7 +87,7 @@ struct CredentialSchemaTests {
         }
     }
 
-    @Test("a version-six SQLite file opens at seven with each user's token moved, never expiring")
+    @Test("a version-six SQLite file opens at eight with each user's token moved, never expiring")
     func sqlite() async throws {
         try await SQLiteSchemaTests.withFile { path in
             let connection = try await SQLiteConnection.open(storage: .file(path: path))
@@ -118,7 +119,7 @@ struct CredentialSchemaTests {
     }
 
     @Test(
-        "a version-five PostgreSQL database opens at six with each user's token moved, never expiring",
+        "a version-five PostgreSQL database opens at seven with each user's token moved, never expiring",
         .enabled(if: PostgresTestDatabase.isEnabled))
     func postgres() async throws {
         try await PostgresTestDatabase.with { url in

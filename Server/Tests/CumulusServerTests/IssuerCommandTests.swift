@@ -16,6 +16,7 @@ struct IssuerCommandTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let data = directory.appendingPathComponent("data").path
+        try await CumulusCommandTests.createDatabase(data)
         _ = try await CumulusCommandTests.run(["container", "add", container, "--data", data])
         let file = directory.appendingPathComponent("jwks.json")
         try TestSigningKey.keySet([TestSigningKey.sharedRSA[0], TestSigningKey.es256(keyID: "ec")]).write(

@@ -60,6 +60,7 @@ struct LifecycleCommandTests {
         let directory = CumulusCommandTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let data = ["--data", directory.appendingPathComponent("data").path]
+        try await CumulusCommandTests.createDatabase(data[1])
         let c = "iCloud.com.example.life"
         let apiToken = try #require(try await Self.run(["container", "add", c] + data).last)
         let first = try #require(

@@ -27,6 +27,7 @@ struct RevocationTests {
         defer { try? FileManager.default.removeItem(at: data) }
         let store = ["--data", data.path]
         let run = { (arguments: [String]) in try await ServerCrashTests.lastLine(of: executable, arguments + store) }
+        try await CumulusCommandTests.createDatabase(data.path)
         let apiToken = try await run(["container", "add", "revoke"])
         let alice = try await run(["user", "add", "alice", "--container", "revoke"])
         let alicePhone = try await run(["token", "add", "--user", "alice", "--container", "revoke"])
