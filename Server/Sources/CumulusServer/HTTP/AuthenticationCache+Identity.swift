@@ -31,6 +31,7 @@ extension AuthenticationCache {
         _ identity: CachedIdentity, token: String, container: String, remaining: Duration,
         foundUnder found: CredentialsVersion
     ) {
-        remember(.identity(identity), kind: .identityToken, container: container, credential: token, for: remaining, found)
+        remember(
+            .identity(identity), kind: .identityToken, container: container, credential: token, for: remaining, found)
     }
 }
