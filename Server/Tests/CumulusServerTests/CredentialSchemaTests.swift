@@ -8,61 +8,10 @@ import Testing
 /// The schema step that gives credentials a lifecycle (SQLite 8,
 /// PostgreSQL 7): a file or database of the version before identities
 /// (SQLite 6, PostgreSQL 5) opens through both steps with each user's one
-/// token moved to the tokens table, working and never expiring.
+/// token moved to the tokens table, working and never expiring. The
+/// verbatim copies of those versions are ``IdentitySchemaTests``'s.
 @Suite("Credential schema migration")
 struct CredentialSchemaTests {
-    /// SQLite version six as it shipped (assets), applied to version five; verbatim.
-    static let sqliteVersionSix = [
-        "CREATE TABLE asset_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret BLOB NOT NULL)",
-        """
-        CREATE TABLE asset_upload_tickets (id TEXT PRIMARY KEY, container TEXT NOT NULL, environment TEXT NOT NULL,
-            scope TEXT NOT NULL, owner TEXT NOT NULL, zone_id INTEGER NOT NULL, record_name TEXT NOT NULL,
-            record_type TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires INTEGER NOT NULL)
-        """,
-        "CREATE INDEX asset_upload_tickets_by_expiry ON asset_upload_tickets (expires)",
-        """
-        CREATE TABLE assets (id TEXT PRIMARY KEY, zone_id INTEGER NOT NULL, record_name TEXT NOT NULL,
-            field_name TEXT NOT NULL, user_name TEXT NOT NULL, size INTEGER, checksum TEXT, created INTEGER NOT NULL,
-            unheld_since INTEGER)
-        """,
-        "CREATE INDEX assets_by_unheld ON assets (unheld_since) WHERE unheld_since IS NOT NULL",
-        "CREATE INDEX assets_held_by_zone ON assets (zone_id) WHERE unheld_since IS NULL",
-        """
-        CREATE TABLE asset_receipts (id TEXT PRIMARY KEY, asset_id TEXT NOT NULL, zone_id INTEGER NOT NULL,
-            record_name TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires INTEGER NOT NULL)
-        """,
-        "CREATE INDEX asset_receipts_by_expiry ON asset_receipts (expires)",
-    ]
-
-    /// PostgreSQL version five as it shipped (assets), applied to version four; verbatim.
-    static let postgresVersionFive: [PostgresQuery] = [
-        "CREATE TABLE asset_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret BYTEA NOT NULL)",
-        """
-        CREATE TABLE asset_upload_tickets (id TEXT PRIMARY KEY, container TEXT NOT NULL, environment TEXT NOT NULL,
-            scope TEXT NOT NULL, owner TEXT NOT NULL, zone_id BIGINT NOT NULL, record_name TEXT NOT NULL,
-            record_type TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires BIGINT NOT NULL)
-        """,
-        "CREATE INDEX asset_upload_tickets_by_expiry ON asset_upload_tickets (expires)",
-        """
-        CREATE TABLE assets (id TEXT PRIMARY KEY, zone_id BIGINT NOT NULL, record_name TEXT NOT NULL,
-            field_name TEXT NOT NULL, user_name TEXT NOT NULL, size BIGINT, checksum TEXT, created BIGINT NOT NULL,
-            unheld_since BIGINT)
-        """,
-        "CREATE INDEX assets_by_unheld ON assets (unheld_since) WHERE unheld_since IS NOT NULL",
-        "CREATE INDEX assets_held_by_zone ON assets (zone_id) WHERE unheld_since IS NULL",
-        """
-        CREATE TABLE asset_receipts (id TEXT PRIMARY KEY, asset_id TEXT NOT NULL, zone_id BIGINT NOT NULL,
-            record_name TEXT NOT NULL, field_name TEXT NOT NULL, user_name TEXT NOT NULL, expires BIGINT NOT NULL)
-        """,
-        "CREATE INDEX asset_receipts_by_expiry ON asset_receipts (expires)",
-        """
-        CREATE TABLE asset_chunks (asset_id TEXT NOT NULL, start BIGINT NOT NULL, bytes BYTEA NOT NULL,
-            PRIMARY KEY (asset_id, start))
-        """,
-        "ALTER TABLE asset_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL",
-        "CREATE INDEX asset_chunks_first ON asset_chunks (asset_id) WHERE start = 0",
-    ]
-
     /// Checks what the migration kept and added, through the storage's API.
     static func checkMigrated(_ storage: any ServerStorage) async throws {
         let before = Int64((Date().timeIntervalSince1970 - 3600) * 1000)
@@ -94,7 +43,7 @@ struct CredentialSchemaTests {
             do {
                 let older =
                     SQLiteSchemaTests.versionOne + SQLiteSchemaTests.versionsTwoAndThree + SQLiteSchemaTests.versionFour
-                    + SQLiteSchemaTests.versionFive + Self.sqliteVersionSix
+                    + SQLiteSchemaTests.versionFive + IdentitySchemaTests.sqliteVersionSix
                 for statement in older + [
                     "INSERT INTO containers VALUES ('iCloud.old', 'hash')",
                     "INSERT INTO users VALUES ('iCloud.old', 'alice', '_alice', 'user-hash', NULL, 0)",
@@ -126,7 +75,7 @@ struct CredentialSchemaTests {
             try await PostgresTestDatabase.connect(to: url) { connection, logger in
                 let older =
                     PostgresSchemaTests.versionTwo + PostgresSchemaTests.versionThree + PostgresSchemaTests.versionFour
-                    + Self.postgresVersionFive
+                    + IdentitySchemaTests.postgresVersionFive
                 for statement in older + [
                     "INSERT INTO cumulus_schema (version) VALUES (3), (4), (5)",
                     "INSERT INTO containers VALUES ('iCloud.old', 'hash')",
