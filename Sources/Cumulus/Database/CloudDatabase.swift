@@ -14,6 +14,13 @@ public protocol CloudDatabase: Sendable {
     /// Which of the container's databases this is.
     var scope: DatabaseScope { get }
 
+    /// Whether an `update` may clear fields (``RecordOperation/clearedFields``,
+    /// a field whose value is `null` on the wire): Cumulus's dialect, not
+    /// CloudKit's. Where it is `false` (the default), an engine that must
+    /// clear a field sends a `replace` of the whole record instead, carrying
+    /// the fields its model does not know as the server had them.
+    var supportsFieldClearing: Bool { get }
+
     /// `records/modify`: applies the operations in order. With `atomic`, one
     /// failed operation fails them all (the others answer `ATOMIC_ERROR`).
     /// At most 200 operations and one operation per record.
@@ -169,6 +176,9 @@ extension CloudDatabase {
     public func checkAccount() async throws -> AccountCheck {
         AccountCheck(user: try await currentUser(), generation: 0)
     }
+
+    /// `false`: a field is cleared by replacing the whole record.
+    public var supportsFieldClearing: Bool { false }
 
     /// `nil`: the account is asked for on every pass.
     public var accountGeneration: UInt64? { nil }

@@ -51,12 +51,20 @@ public struct RecordOperation: Sendable, Hashable {
     public var record: Record
     /// The fields the answer should carry, or `nil` for all of them.
     public var desiredKeys: [String]?
+    /// Fields an `update` or `forceUpdate` clears, besides setting those of
+    /// ``record``: a field delta's way of saying "no value any more". On the
+    /// wire each is a field whose value is `null` (Cumulus's dialect, see
+    /// ``CloudDatabase/supportsFieldClearing``); the other operations ignore it.
+    public var clearedFields: [String]
 
     /// Creates an operation.
-    public init(_ type: RecordOperationType, _ record: Record, desiredKeys: [String]? = nil) {
+    public init(
+        _ type: RecordOperationType, _ record: Record, desiredKeys: [String]? = nil, clearedFields: [String] = []
+    ) {
         self.type = type
         self.record = record
         self.desiredKeys = desiredKeys
+        self.clearedFields = clearedFields
     }
 }
 

@@ -54,6 +54,17 @@ public struct SyncConfiguration: Sendable {
     /// one interval (and the fetch that follows it). Each scan lists every
     /// record name of the type, a page per 200 records. 15 minutes by default.
     public var publicScanInterval: Duration = .seconds(900)
+    /// Whether an edit sends only the fields that changed against the
+    /// version it was based on (an `update`), rather than the whole record
+    /// (a `replace`): `true` by default. Either way a field this model
+    /// does not declare is never changed by this device.
+    public var sendsFieldDeltas = true
+    /// How long a change the server refused as a bad request
+    /// (`BAD_REQUEST`: a field the production schema does not have yet, say)
+    /// waits before it is sent again, measured on ``clock``: it stays
+    /// queued and in ``SyncEngine/refusedChanges`` meanwhile, and goes out
+    /// on its own once the server takes it. 5 minutes by default.
+    public var refusalRetryInterval: Duration = .seconds(300)
     /// The most bytes the engine keeps of downloaded assets (in its
     /// directory's `assets/cache`) before it deletes the least recently
     /// used: 256 MiB by default. Pinned assets and copies not yet uploaded

@@ -222,6 +222,15 @@ public actor SyncEngine<Model: CloudCodable> {
     /// tried again when the engine next opens.
     public var refusedChanges: [String: CloudError] { replica.refused }
 
+    /// The identifiers of records this version of the model cannot decode
+    /// (a newer version wrote a value of another type, or left out a field
+    /// this one requires). Each is kept in the journal as the server wrote
+    /// it, reported once through ``events``, never deleted or overwritten by
+    /// the engine, and decoded when an engine whose model can is opened.
+    public var undecodableRecords: Set<String> {
+        Set(replica.server.compactMap { $0.value.model == nil ? $0.key : nil })
+    }
+
     // MARK: Local changes
 
     /// Queues one model for upload; see ``upload(_:)-(_:[Model])``.

@@ -33,6 +33,12 @@ extension RemoteCloudDatabase {
         public var clock: any Clock<Duration>
         /// The current date, for the date header of signed requests.
         public var currentDate: @Sendable () -> Date
+        /// Whether the server clears the fields an `update` sends as `null`
+        /// (``RecordOperation/clearedFields``), as Cumulus's server does. By
+        /// default `true`, but for Apple's CloudKit Web Services
+        /// (`api.apple-cloudkit.com`), whose `update` has no such form: an
+        /// engine then clears a field by replacing the whole record.
+        public var supportsFieldClearing: Bool
 
         /// Creates a configuration.
         ///
@@ -55,6 +61,7 @@ extension RemoteCloudDatabase {
             self.notificationBackoff = notificationBackoff
             self.clock = clock
             self.currentDate = currentDate
+            supportsFieldClearing = baseURL.host?.lowercased().hasSuffix("apple-cloudkit.com") != true
         }
     }
 }

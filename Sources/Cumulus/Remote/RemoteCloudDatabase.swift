@@ -61,6 +61,9 @@ public final class RemoteCloudDatabase: CloudDatabase {
     /// Which of the container's databases this is.
     public var scope: DatabaseScope { configuration.scope }
 
+    /// What ``Configuration/supportsFieldClearing`` says of the server.
+    public var supportsFieldClearing: Bool { configuration.supportsFieldClearing }
+
     /// The credentials requests are sent with now.
     public var credentials: Credentials { channels.credentials }
 

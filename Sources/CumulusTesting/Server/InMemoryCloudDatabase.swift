@@ -29,6 +29,8 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     public let server: InMemoryCloudServer
     /// Which of the container's databases the handle reaches.
     public let scope: DatabaseScope
+    /// `true`: the server's core clears the fields an `update` names.
+    public var supportsFieldClearing: Bool { true }
     private let handleID: Int
     /// The account generation requests are bound to (``bound(to:)``), if any.
     private let boundGeneration: UInt64?
