@@ -80,6 +80,9 @@ enum JournalKeys {
     /// reference's target appears (an engine that predates it ignores the
     /// document and sends the change again).
     static let refusedPrefix = "refused/"
+    /// A server version that did not decode as the model: reported once, and
+    /// published when an engine whose model decodes it opens the journal.
+    static let undecodablePrefix = "undecodable/"
 
     static func server(_ name: String) -> String { serverPrefix + name }
     static func earlier(_ name: String) -> String { earlierPrefix + name }
@@ -89,6 +92,7 @@ enum JournalKeys {
     static func sent(_ name: String) -> String { sentPrefix + name }
     static func sentDelete(_ name: String) -> String { sentDeletePrefix + name }
     static func refused(_ name: String) -> String { refusedPrefix + name }
+    static func undecodable(_ name: String) -> String { undecodablePrefix + name }
 }
 
 /// Why the server refused a pending change: `{"code": …, "reason": …}`.

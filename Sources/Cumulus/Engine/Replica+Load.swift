@@ -34,6 +34,8 @@ extension Replica {
                 sentDeletes.append(String(key.dropFirst(JournalKeys.sentDeletePrefix.count)))
             } else if key.hasPrefix(JournalKeys.earlierPrefix) {
                 earlierDocuments.append((key, value))
+            } else if key.hasPrefix(JournalKeys.undecodablePrefix) {
+                replica.revived.insert(String(key.dropFirst(JournalKeys.undecodablePrefix.count)))
             } else if key.hasPrefix(JournalKeys.refusedPrefix) {
                 let name = String(key.dropFirst(JournalKeys.refusedPrefix.count))
                 replica.refused[name] = try RefusedDocument.error(value, recordName: name, zoneID: settings.zoneID)
@@ -41,9 +43,9 @@ extension Replica {
         }
 
         // A server version that does not decode as a model stays in the
-        // replica as a record (the sync reports it); a pending save was
-        // written by this engine from a model, so it must decode. Records
-        // are dropped as soon as their models are made, on the workers.
+        // replica as a record (the sync reports it), and so does a pending
+        // save that does not (a zone created again from such a version).
+        // Records are dropped as soon as their models are made, on the workers.
         let servers = try await parallelMap(serverDocuments, minimumCount: 4_096) { document in
             let record = try journalRecord(document, prefix: JournalKeys.serverPrefix)
             let model = try? RecordDecoder().decode(Model.self, from: record)
@@ -59,7 +61,7 @@ extension Replica {
         let saves = try await parallelMap(documents, minimumCount: 4_096) { item in
             let (document, prefix) = item
             let record = try journalRecord(document, prefix: prefix)
-            return (record, try RecordDecoder().decode(Model.self, from: record), prefix == JournalKeys.savePrefix)
+            return (record, try? RecordDecoder().decode(Model.self, from: record), prefix == JournalKeys.savePrefix)
         }
         for (record, model, unstamped) in saves {
             let name = record.recordName
@@ -83,6 +85,9 @@ extension Replica {
             }
             replica.earlier[name] = versions
         }
+        // Of the versions that did not decode when they were written, those
+        // that decode now wait to be published; the others stay undecodable.
+        replica.revived = replica.revived.filter { replica.server[$0]?.model != nil }
         try replica.loadInDoubt(sentDocuments, sentDeletes)
         // A refusal counts only while its change waits.
         replica.refused = replica.refused.filter { replica.pending[$0.key] != nil }

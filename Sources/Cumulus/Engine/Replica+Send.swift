@@ -6,6 +6,9 @@ extension Replica {
         var name: String
         var generation: Int
         var operation: RecordOperation
+        /// The whole record of a save, of which the operation may carry
+        /// only the changed fields: what is in doubt until answered.
+        var record: Record?
     }
 
     /// What the answers to a request leave to do besides the effects.
@@ -19,9 +22,11 @@ extension Replica {
         var lookups: [SentChange] = []
     }
 
-    /// Whether a pending change waits that the server has not refused for good.
+    /// Whether a pending change waits that the server has not refused, or
+    /// whose refusal's retry is due.
     var hasChangesToSend: Bool {
-        pending.keys.contains { refused[$0] == nil }
+        let now = settings.elapsed()
+        return pending.keys.contains { maySend($0, at: now) }
     }
 
     /// The next request: up to `limit` pending changes the server has not
@@ -29,12 +34,13 @@ extension Replica {
     /// identifier it was queued with; one queued by a format 2 journal gets
     /// one now.
     func nextBatch(limit: Int) -> [SentChange] {
-        pending.keys.filter { refused[$0] == nil }.sorted().prefix(limit).map { name in
-            SentChange(name: name, generation: pending[name]!.generation, operation: operation(for: name))
+        let now = settings.elapsed()
+        return pending.keys.filter { maySend($0, at: now) }.sorted().prefix(limit).map { name in
+            change(for: name, generation: pending[name]!.generation)
         }
     }
 
-    private func operation(for name: String) -> RecordOperation {
+    private func change(for name: String, generation: Int) -> SentChange {
         switch pending[name]!.kind {
         case .save(var record):
             if unstamped.contains(name) {
@@ -42,13 +48,15 @@ extension Replica {
                     record, identifier: WriteLineage.newIdentifier(settings.random),
                     basedOn: lineage(of: name, tag: record.changeTag))
             }
-            // `replace` clears on the server the fields that became nil.
-            return RecordOperation(record.changeTag == nil ? .create : .replace, record)
+            return SentChange(
+                name: name, generation: generation, operation: saveOperation(record, name: name), record: record)
         case .delete(let baseTag):
             var record = Record(recordType: Model.cloudRecordType, recordName: name, zoneID: zoneID)
-            guard let baseTag else { return RecordOperation(.forceDelete, record) }
+            guard let baseTag else {
+                return SentChange(name: name, generation: generation, operation: RecordOperation(.forceDelete, record))
+            }
             record.metadata = RecordMetadata(changeTag: baseTag, zoneID: zoneID)
-            return RecordOperation(.delete, record)
+            return SentChange(name: name, generation: generation, operation: RecordOperation(.delete, record))
         }
     }
 
@@ -59,7 +67,7 @@ extension Replica {
     mutating func send(_ batch: [SentChange]) -> Effects {
         var effects = Effects()
         for change in batch {
-            let kind: SentWrite.Kind = change.operation.type.isDelete ? .delete : .save(change.operation.record)
+            let kind: SentWrite.Kind = change.record.map { .save($0) } ?? .delete
             if case .save(let record) = kind, unstamped.contains(change.name) {
                 pending[change.name]?.kind = .save(record)
                 writePending(change.name, &effects)
@@ -113,7 +121,7 @@ extension Replica {
                 answers.transient = error
             default:
                 settle(name, &answers.effects)
-                refuse(name, error, &answers.effects)
+                refuse(name, error, retryingLater: !Self.isLasting(error), &answers.effects)
             }
         }
     }
@@ -203,9 +211,8 @@ extension Replica {
         if case .delete = change.kind {
             setPending(name, .delete(baseTag: record.changeTag), model: nil, resettingConflicts: false, &effects)
         } else {
-            resolved.cloudMetadata = record.metadata
-            let fallback = Upload(name: name, record: pendingRecord(name), model: client)
-            let merged = encodeResolved(&resolved, fallback: fallback, metadata: record.metadata)
+            let merged = encodeResolved(
+                &resolved, client: client, editing: EditBase(record: record, model: serverModel))
             setPending(name, .save(merged), model: resolved, resettingConflicts: false, &effects)
         }
         effects.events.append(.conflict(recordName: name, resolution: .resolved))
@@ -234,13 +241,6 @@ extension Replica {
             if case .save(let record) = write.kind { return try? decoder.decode(Model.self, from: record) }
         }
         return nil
-    }
-
-    private func pendingRecord(_ name: String) -> Record {
-        guard case .save(let record)? = pending[name]?.kind else {
-            preconditionFailure("Internal inconsistency: no pending save of \(name)")
-        }
-        return record
     }
 }
 

@@ -39,6 +39,18 @@ struct Replica<Model: CloudCodable>: Sendable {
         var earlierVersionLimit: Int
         /// The source of the write identifiers' random numbers, in 0..<1.
         var random: @Sendable () -> Double
+        /// Whether an edit is sent as an `update` of the fields it changed
+        /// (``SyncConfiguration/sendsFieldDeltas``) rather than a `replace`.
+        var sendsFieldDeltas = true
+        /// Whether the database clears the fields an `update` names
+        /// (``CloudDatabase/supportsFieldClearing``); otherwise an edit that
+        /// clears one is sent as a `replace`.
+        var clearsFields = false
+        /// How long a change refused for a reason that may pass waits
+        /// before it is sent again (``SyncConfiguration/refusalRetryInterval``).
+        var refusalRetryInterval: Duration = .seconds(300)
+        /// The time on the engine's clock, since any fixed instant.
+        var elapsed: @Sendable () -> Duration = { .zero }
     }
 
     let settings: Settings
@@ -61,6 +73,12 @@ struct Replica<Model: CloudCodable>: Sendable {
     var journalFormat = 0
     /// Records the server refused for good, not sent again until changed locally.
     var refused: [String: CloudError] = [:]
+    /// When each refusal that may pass is tried again (``Settings/elapsed``);
+    /// a refusal without one waits for a local change or for what refused it.
+    var refusalRetries: [String: Duration] = [:]
+    /// Records that did not decode as this model when the journal was
+    /// written and do now (the app was updated): published by the next run.
+    var revived: Set<String> = []
     var conflictAttempts: [String: Int] = [:]
     var generationCounter = 0
     let decoder = RecordDecoder()
@@ -102,6 +120,10 @@ struct Replica<Model: CloudCodable>: Sendable {
     }
 
     /// Encodes models for ``upload(_:)``; throws before anything changes.
+    ///
+    /// Each record is the edit of the version its model was based on, with
+    /// the fields of that version the model does not declare: the size
+    /// check guards the record as the server will hold it.
     func prepare(_ models: [Model]) throws -> [Upload] {
         var prepared: [Upload] = []
         prepared.reserveCapacity(models.count)
@@ -111,7 +133,12 @@ struct Replica<Model: CloudCodable>: Sendable {
             record.zoneID = zoneID
             record.metadata?.zoneID = zoneID
             model.cloudMetadata = record.metadata
-            prepared.append(Upload(name: record.recordName, record: record, model: model))
+            let name = record.recordName
+            if let base = editBase(of: name, tag: record.changeTag) {
+                record = self.record(record, editing: base)
+                try settings.encoder.checkSize(of: record)
+            }
+            prepared.append(Upload(name: name, record: record, model: model))
         }
         return prepared
     }
@@ -132,12 +159,13 @@ struct Replica<Model: CloudCodable>: Sendable {
                 if base == queued.changeTag {
                     setPending(name, .save(upload.record), model: upload.model, &effects)
                 } else {
-                    merge(upload, into: queuedModel, metadata: queued.metadata, keepingPending: true, &effects)
+                    let newer = EditBase(record: queued, model: queuedModel)
+                    merge(upload, into: newer, keepingPending: true, &effects)
                 }
             } else if let version = server[name], let serverModel = version.model,
-                version.metadata?.changeTag != base
+                version.metadata?.changeTag != base, let record = try? version.record()
             {
-                merge(upload, into: serverModel, metadata: version.metadata, keepingPending: false, &effects)
+                merge(upload, into: EditBase(record: record, model: serverModel), keepingPending: false, &effects)
             } else {
                 setPending(name, .save(upload.record), model: upload.model, &effects)
             }
@@ -148,41 +176,50 @@ struct Replica<Model: CloudCodable>: Sendable {
     /// Resolves an upload against a newer version known here: the queued
     /// change (`keepingPending`) or the server's version.
     private mutating func merge(
-        _ upload: Upload, into newer: Model, metadata: RecordMetadata?, keepingPending: Bool,
-        _ effects: inout Effects
+        _ upload: Upload, into newer: EditBase, keepingPending: Bool, _ effects: inout Effects
     ) {
         let name = upload.name
+        guard let newerModel = newer.model else {
+            preconditionFailure("Internal inconsistency: a merge into a version without a model")
+        }
         let ancestor = model(named: name, tag: upload.record.changeTag)
         if ancestor == nil { effects.events.append(.mergedWithoutAncestor(recordName: name)) }
-        guard var resolved = Model.resolveConflict(client: upload.model, server: newer, ancestor: ancestor) else {
+        guard var resolved = Model.resolveConflict(client: upload.model, server: newerModel, ancestor: ancestor)
+        else {
             effects.events.append(.conflict(recordName: name, resolution: .keptServerVersion))
             if !keepingPending, pending[name] != nil {
                 clearPending(name, &effects)
-                effects.updated.append(newer)
+                effects.updated.append(newerModel)
             }
             return
         }
-        resolved.cloudMetadata = metadata
-        let record = encodeResolved(&resolved, fallback: upload, metadata: metadata)
+        let record = encodeResolved(&resolved, client: upload.model, editing: newer)
         setPending(name, .save(record), model: resolved, &effects)
         effects.events.append(.conflict(recordName: name, resolution: .resolved))
     }
 
-    /// The record of a resolver's value, based on `metadata`. A value that
-    /// does not encode (over the size limit, say) gives way to the client's
-    /// own, which did: the change is never dropped for it.
-    func encodeResolved(_ resolved: inout Model, fallback: Upload, metadata: RecordMetadata?) -> Record {
+    /// The record of a resolver's value, as an edit of the version `base`
+    /// it was resolved against: the fields the model does not declare stay
+    /// as that version has them. A value that does not encode (over the
+    /// size limit, say) gives way to the client's own, which did: the
+    /// change is never dropped for it.
+    func encodeResolved(_ resolved: inout Model, client: Model, editing base: EditBase) -> Record {
+        let metadata = base.record.metadata
+        resolved.cloudMetadata = metadata
         var record: Record
         if let encoded = try? settings.encoder.encode(resolved) {
             record = encoded
         } else {
-            record = fallback.record
-            resolved = fallback.model
+            resolved = client
             resolved.cloudMetadata = metadata
+            guard let encoded = try? limitlessEncoder.encode(resolved) else {
+                preconditionFailure("Internal inconsistency: an accepted model no longer encodes")
+            }
+            record = encoded
         }
         record.zoneID = zoneID
         record.metadata = metadata
-        return record
+        return self.record(record, editing: base)
     }
 
     /// The app deleted models. Deleting a model that never reached the
@@ -291,12 +328,19 @@ struct Replica<Model: CloudCodable>: Sendable {
     ) throws -> Model? {
         let json = try json ?? WireFormat.encode(record)
         let result = decoded ?? Result { try decoder.decode(Model.self, from: record) }
+        let wasUndecodable = server[name].map { $0.model == nil } ?? false
         let model: Model?
         switch result {
-        case .success(let value): model = value
+        case .success(let value):
+            model = value
+            if wasUndecodable { effects.journal.remove(JournalKeys.undecodable(name)) }
         case .failure(let error):
             model = nil
-            effects.events.append(.undecodableRecord(recordName: name, reason: "\(error)"))
+            // Reported once: later versions that do not decode either say nothing new.
+            if !wasUndecodable {
+                effects.journal.set(JournalKeys.undecodable(name), Array("{}".utf8))
+                effects.events.append(.undecodableRecord(recordName: name, reason: "\(error)"))
+            }
         }
         let replaced = server.updateValue(
             ServerVersion(json: json, metadata: record.metadata, model: model), forKey: name)
@@ -321,7 +365,9 @@ struct Replica<Model: CloudCodable>: Sendable {
 
     /// The record is gone from the server, with what was kept of it.
     mutating func removeServer(_ name: String, _ effects: inout Effects) {
-        server[name] = nil
+        if let removed = server.removeValue(forKey: name), removed.model == nil {
+            effects.journal.remove(JournalKeys.undecodable(name))
+        }
         effects.journal.remove(JournalKeys.server(name))
         if earlier.removeValue(forKey: name) != nil { effects.journal.remove(JournalKeys.earlier(name)) }
     }
@@ -437,16 +483,32 @@ struct Replica<Model: CloudCodable>: Sendable {
         effects.journal.remove(JournalKeys.sentDelete(name))
     }
 
-    mutating func refuse(_ name: String, _ error: CloudError, _ effects: inout Effects) {
-        refused[name] = error
+    /// The server (or the engine) refused the pending change. With
+    /// `retryingLater`, it is sent again once the retry interval has passed
+    /// (a production schema that lacks a field until the operator deploys
+    /// it); otherwise it waits for a local change or for what refused it.
+    /// The same refusal again is not reported again.
+    mutating func refuse(_ name: String, _ error: CloudError, retryingLater: Bool = false, _ effects: inout Effects) {
+        let earlier = refused.updateValue(error, forKey: name)
+        refusalRetries[name] = retryingLater ? settings.elapsed() + settings.refusalRetryInterval : nil
         if Self.isLasting(error) {
             effects.journal.set(JournalKeys.refused(name), RefusedDocument.json(error))
         }
+        guard earlier?.code != error.code || earlier?.reason != error.reason else { return }
         effects.events.append(.recordFailed(recordName: name, error: error))
+    }
+
+    /// Whether the pending change may be sent now: it is not refused, or
+    /// its refusal's retry is due.
+    func maySend(_ name: String, at now: Duration) -> Bool {
+        guard refused[name] != nil else { return true }
+        guard let due = refusalRetries[name] else { return false }
+        return now >= due
     }
 
     /// The change may be sent again: it changed, went, or what refused it did.
     mutating func forgetRefusal(_ name: String, _ effects: inout Effects) {
+        refusalRetries[name] = nil
         guard refused.removeValue(forKey: name) != nil else { return }
         effects.journal.remove(JournalKeys.refused(name))
     }
@@ -460,6 +522,18 @@ struct Replica<Model: CloudCodable>: Sendable {
 
     mutating func resetConflicts(_ name: String) {
         conflictAttempts[name] = nil
+    }
+
+    /// Publishes the records that decode now and did not when the journal
+    /// was written: the app was updated to a model that reads them.
+    mutating func publishRevived() -> Effects {
+        var effects = Effects()
+        for name in revived.sorted() {
+            effects.journal.remove(JournalKeys.undecodable(name))
+            if let model = model(named: name) { effects.updated.append(model) }
+        }
+        revived = []
+        return effects
     }
 
     // MARK: The engine's metadata

@@ -94,7 +94,10 @@ public actor SyncEngine<Model: CloudCodable> {
         let settings = Replica<Model>.Settings(
             zoneID: zoneID, encoder: RecordEncoder(sizeLimit: configuration.sizeLimit, zoneID: zoneID),
             maximumConflictAttempts: configuration.maximumConflictAttempts,
-            earlierVersionLimit: configuration.earlierVersionLimit, random: configuration.random)
+            earlierVersionLimit: configuration.earlierVersionLimit, random: configuration.random,
+            sendsFieldDeltas: configuration.sendsFieldDeltas, clearsFields: database.supportsFieldClearing,
+            refusalRetryInterval: configuration.refusalRetryInterval,
+            elapsed: Self.elapsedTime(on: configuration.clock))
         journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
         assets = AssetStore(directory: directory, cacheLimit: configuration.assetCacheLimit)
         let sessionSettings = SyncSession<Model>.Settings(
@@ -112,6 +115,12 @@ public actor SyncEngine<Model: CloudCodable> {
         if isPublic { startScanTimer() }
         retireAssetCopies()
         if configuration.automaticSync { startAutomaticSync() }
+    }
+
+    /// The time `clock` has moved since now, read each time it is called.
+    private static func elapsedTime<C: Clock<Duration>>(on clock: C) -> @Sendable () -> Duration {
+        let start = clock.now
+        return { start.duration(to: clock.now) }
     }
 
     deinit {
@@ -211,15 +220,18 @@ public actor SyncEngine<Model: CloudCodable> {
     /// The number of local changes the server has not acknowledged.
     public var pendingChangeCount: Int { replica.pending.count }
 
-    /// The identifiers of records the server refused for good, with why.
-    /// They stay in the journal and are not sent again until the app
-    /// uploads, deletes or discards them (``discardChanges(identifiers:)``).
+    /// The identifiers of records the server refused, with why. Each change
+    /// stays in the journal, is reported once through ``events``, and is
+    /// sent again when the app uploads, deletes or discards it
+    /// (``discardChanges(identifiers:)``) or when what refused it passes.
     /// A refusal for lack of permission (`ACCESS_DENIED`: in a shared zone,
     /// or another user's record of the public database) lasts across
     /// restarts, until the share changes, and so does one for a `VALIDATE`
     /// reference to a missing record (`VALIDATING_REFERENCE_ERROR`), until
-    /// that record appears (fetched, or uploaded here); the others are
-    /// tried again when the engine next opens.
+    /// that record appears (fetched, or uploaded here). The others (a field
+    /// the production schema does not have yet is `BAD_REQUEST`) are tried
+    /// again by the first sync after
+    /// ``SyncConfiguration/refusalRetryInterval``, and when the engine next opens.
     public var refusedChanges: [String: CloudError] { replica.refused }
 
     /// The identifiers of records this version of the model cannot decode

@@ -265,7 +265,9 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         if let maximumAttempts { policy.maximumAttempts = max(1, maximumAttempts) }
         run = Run(backoff: Backoff(policy: policy), fetches: fetching || fetchRequested, batchSize: settings.batchSize)
         fetchRequested = false
-        return [.publish(.syncStarted)] + beginPass()
+        // Records an update of the app made readable are published first, without a fetch.
+        let revived: [Action] = replica.revived.isEmpty ? [] : [.persist(replica.publishRevived())]
+        return [.publish(.syncStarted)] + revived + beginPass()
     }
 
     /// A caller of `sync` that gives up after `attempts` failed attempts
