@@ -78,7 +78,7 @@ struct SharingSelfTests {
         try await simulator.setUpSharing(sharingAtOnce: false)
         let owner = simulator.devices[0]
         let bob = try #require(simulator.devices.first { $0.participant == "bob" })
-        try await owner.engine?.upload(note("alice-1", 1))
+        try await owner.engine?.upload(note: note("alice-1", 1))
         _ = try await simulator.sync(owner, duringRetries: false)
         try await simulator.checkSharing(accessBefore: [:])
         return (simulator, owner, bob)
@@ -89,12 +89,12 @@ struct SharingSelfTests {
         let (simulator, owner, bob) = try await sharedHistory()
         defer { simulator.tearDown() }
         let engine = try #require(owner.engine)
-        _ = try await engine.shareZone(participants: [
-            ShareParticipant(lookupInfo: .user("bob"), permission: .readWrite)
-        ])
+        _ = try await engine.shareZone(
+            title: nil, participants: [ShareParticipant(lookupInfo: .user("bob"), permission: .readWrite)],
+            publicPermission: .none)
         try await simulator.accept(on: bob)
         _ = try await simulator.sync(bob, duringRetries: false)
-        #expect(await bob.engine?.models.map(\.id) == ["alice-1"])
+        #expect(await bob.engine?.notes.map(\.id) == ["alice-1"])
         try await simulator.checkSharing(accessBefore: [:])
 
         var share = try #require(try await engine.fetchZoneShare())
@@ -103,7 +103,7 @@ struct SharingSelfTests {
         try await simulator.checkSharing(accessBefore: ["bob": .readWrite])
         // A device that kept the records through a sync: an engine that
         // reads the owner's zone as if nothing had happened.
-        let broken = try await SyncEngine<SimNote>(
+        let broken = try await SyncEngine<SimNoteV1>(
             database: simulator.server.database(signedInAs: "alice"),
             directory: simulator.root.appendingPathComponent("broken"),
             configuration: SyncConfiguration(automaticSync: false))
@@ -137,7 +137,7 @@ struct SharingSelfTests {
         simulator.devices.append(carol)
         // A share open to anyone with its URL: a server that lets carol in although alice invited only bob.
         _ = try await owner.engine?.shareZone(
-            participants: [ShareParticipant(lookupInfo: .user("bob"), permission: .readOnly)],
+            title: nil, participants: [ShareParticipant(lookupInfo: .user("bob"), permission: .readOnly)],
             publicPermission: .readOnly)
         let caught = await #expect(throws: InvariantBroken.self) { try await simulator.accept(on: carol) }
         #expect(caught?.invariant == .participantsOnly)

@@ -8,7 +8,9 @@ final class SimulationDevice {
     let index: Int
     let handle: InMemoryCloudDatabase
     let directory: URL
-    var engine: SyncEngine<SimNote>?
+    var engine: (any SimulatedEngine)?
+    /// The version of the app the device runs (1 to 3); it only goes up.
+    var version = 1
     var events: EventLog?
     /// Events of ``events`` already looked at.
     var eventsRead = 0
@@ -44,6 +46,9 @@ final class SimulationDevice {
     var lastSuccessfulSync: Int?
     /// When the app last wrote each record on this participant's device.
     var localWrites: [String: Int] = [:]
+    /// The records this engine instance reported undecodable, with the
+    /// server's change tag of each when it did.
+    var undecodableReported: [String: String] = [:]
 
     init(index: Int, handle: InMemoryCloudDatabase, directory: URL) {
         self.index = index

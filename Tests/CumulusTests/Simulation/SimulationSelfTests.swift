@@ -70,7 +70,7 @@ struct SimulationSelfTests {
         try await simulator.setUp()
         defer { simulator.tearDown() }
         let device = simulator.devices[0]
-        try await device.engine?.upload(note("alice-1", 1))
+        try await device.engine?.upload(note: note("alice-1", 1))
         for device in simulator.devices { _ = try await simulator.sync(device, duringRetries: false) }
         try await simulator.checkConvergence(of: "alice")
         _ = await simulator.server.deleteZone(simulator.zone, ownedBy: "alice")
@@ -84,7 +84,7 @@ struct SimulationSelfTests {
         try await simulator.setUp()
         defer { simulator.tearDown() }
         let device = simulator.devices[0]
-        try await device.engine?.upload(note("alice-1", 1))
+        try await device.engine?.upload(note: note("alice-1", 1))
         device.engine = nil
         device.events = nil
         // Damage every journal file before its end: the journal must refuse it.

@@ -27,6 +27,16 @@ enum SimulationInvariant: String, Sendable, CaseIterable {
     case refusedWritesStayOut
     /// The owner's records reach only the share's accepted participants.
     case participantsOnly
+    /// In a device's step, no field its model version does not declare
+    /// changes on a record the server holds before and after the step.
+    case unknownFieldsKept
+    /// In a device's step, a field changes only to a value that device's
+    /// app wrote into it (or, after a merge without an ancestor or a zone
+    /// loss, one its copy held).
+    case writtenValuesOnly
+    /// A device's engine lists as undecodable exactly the records of its
+    /// zone its version cannot decode, and reports each once per server version.
+    case undecodableKept
 }
 
 /// A broken invariant: what the simulator prints, with the seed that replays it.
@@ -37,12 +47,23 @@ struct SimulationFailure: Error, CustomStringConvertible {
     var logTail: [String]
     /// A history with shares (``SimulationOptions/sharing``).
     var sharing = false
+    /// A history of mixed app versions (``SimulationOptions/versions``).
+    var versions = false
+
+    /// The test that runs the history.
+    var test: String {
+        switch (sharing, versions) {
+        case (false, false): "seededHistories"
+        case (true, false): "seededHistoriesWithShares"
+        case (false, true): "seededHistoriesOfMixedVersions"
+        case (true, true): "seededHistoriesOfMixedVersionsWithShares"
+        }
+    }
 
     var description: String {
         """
-        Simulation history \(seed)\(sharing ? " with shares" : "") broke \(invariant.rawValue): \(detail)
-        Replay: SWIFT_DETERMINISTIC_HASHING=1 CUMULUS_SIMULATION_SEED=\(seed) swift test --filter \(
-            sharing ? "seededHistoriesWithShares" : "Simulation")
+        Simulation history \(seed)\(sharing ? " with shares" : "")\(versions ? " of mixed versions" : "") broke \(invariant.rawValue): \(detail)
+        Replay: SWIFT_DETERMINISTIC_HASHING=1 CUMULUS_SIMULATION_SEED=\(seed) swift test --filter \(test)
         Last operations:
         \(logTail.map { "  " + $0 }.joined(separator: "\n"))
         """
@@ -67,6 +88,10 @@ enum SimulationOperation: String, CaseIterable, Sendable {
     /// changes a permission, adds or removes a participant, stops sharing;
     /// a participant accepts or leaves.
     case share, setPermission, addParticipant, removeParticipant, stopSharing, accept, leave
+    /// A device updates its app to a newer version between sessions (in
+    /// the histories of mixed versions): its engine closes and one of the
+    /// newer model type opens on the same directory.
+    case upgrade
 }
 
 /// How many histories of how many operations, from which seeds.
@@ -77,6 +102,9 @@ struct SimulationOptions: Sendable {
     /// Whether the histories share the owner's zone with other users'
     /// devices (``Simulator`` with shares) instead of syncing every user's own zone.
     var sharing = false
+    /// Whether devices run versions 1 to 3 of the app's model and update
+    /// it between sessions, instead of all running version 1.
+    var versions = false
     /// How many of the last operations a failure prints (`CUMULUS_SIMULATION_LOG_LINES`).
     var logLines = 40
 
@@ -132,6 +160,10 @@ struct SimulationStats: Sendable {
     var acknowledgedWrites = 0
     /// Checks of a device whose user lost access and which synced since.
     var checkedAfterLoss = 0
+    /// App updates, field changes judged after steps, undecodable records reported.
+    var upgrades = 0
+    var fieldChanges = 0
+    var undecodableReports = 0
     var failures: [SimulationInvariant: Int] = [:]
 
     mutating func add(_ other: SimulationStats) {
@@ -153,6 +185,9 @@ struct SimulationStats: Sendable {
         participantWrites += other.participantWrites
         acknowledgedWrites += other.acknowledgedWrites
         checkedAfterLoss += other.checkedAfterLoss
+        upgrades += other.upgrades
+        fieldChanges += other.fieldChanges
+        undecodableReports += other.undecodableReports
         failures.merge(other.failures, uniquingKeysWith: +)
     }
 
@@ -176,6 +211,7 @@ struct SimulationStats: Sendable {
             + " restarts=\(restarts) kills=\(kills) secondEnginesRefused=\(secondEnginesRefused)"
             + " userSwitches=\(userSwitches) conflicts=\(conflicts)"
             + " faults[\(faultList)]\(sharingSummary)"
+            + " upgrades=\(upgrades) fieldChanges=\(fieldChanges) undecodableReports=\(undecodableReports)"
             + " failures[\(failureList.joined(separator: " "))]"
     }
 }

@@ -28,6 +28,25 @@ struct SimulationTests {
         }
     }
 
+    /// Devices on versions 1 to 3 of the app, updating between sessions,
+    /// under every fault of ``seededHistories()``. Fewer histories than
+    /// the others in the test run (each checks every field after every
+    /// step); long mode runs as many as it asks.
+    @Test("seeded histories of devices on different app versions keep every field")
+    func seededHistoriesOfMixedVersions() async {
+        var options = SimulationOptions.fromEnvironment(defaultHistories: 60)
+        options.versions = true
+        await runKnowingIssue32(options)
+    }
+
+    @Test("seeded histories of owners and participants on different app versions keep every field")
+    func seededHistoriesOfMixedVersionsWithShares() async {
+        var options = SimulationOptions.fromEnvironment(defaultHistories: 30)
+        options.versions = true
+        options.sharing = true
+        await runKnowingIssue32(options)
+    }
+
     @Test("histories without faults, restarts, user switches or stale copies keep every invariant")
     func simpleHistories() async {
         var options = SimulationOptions(seeds: Array(1...10), operations: 150)
@@ -38,6 +57,19 @@ struct SimulationTests {
         let (stats, failures) = await runSimulation(options)
         print(stats.summary)
         #expect(stats.histories == 10)
+        for failure in failures { Issue.record("\(failure)") }
+    }
+}
+
+/// Runs the histories of mixed versions. Until the engine of issue #32
+/// lands, an upload replaces the record with the fields its model encodes,
+/// so these histories fail: a known issue, which Swift Testing reports as
+/// unexpected once they pass. Then remove the `withKnownIssue`.
+func runKnowingIssue32(_ options: SimulationOptions) async {
+    let (stats, failures) = await runSimulation(options)
+    print(stats.summary)
+    for failure in failures { print(failure) }
+    withKnownIssue("issue #32: the engine on main loses the fields a model does not declare") {
         for failure in failures { Issue.record("\(failure)") }
     }
 }

@@ -18,6 +18,26 @@ extension Simulator {
         }
     }
 
+    /// The ``FieldOracle``'s checks of every user's zone after a step of
+    /// ``actor`` (or of the server, when `nil`), and what reading the
+    /// step's events found.
+    func checkFields() async throws {
+        var stored: [SimNote] = []
+        for user in users { stored += try await storedNotes(of: user) }
+        let before = fieldOracle.changes
+        let unanchored = mergedWithoutAncestor
+        let violations =
+            eventViolations
+            + fieldOracle.check(stored, device: actor?.index, version: actor?.version, tick: nextTick()) { name in
+                unanchored.contains(name) || oracle.entries[name]?.zoneWipedAt != nil
+            }
+        stats.fieldChanges += fieldOracle.changes - before
+        mergedWithoutAncestor = []
+        eventViolations = []
+        guard let first = violations.first else { return }
+        throw InvariantBroken(invariant: first.0, detail: violations.prefix(4).map(\.1).joined(separator: "; "))
+    }
+
     /// Stops the faults, signs every device in as one user, syncs until
     /// quiet, and checks convergence and the oracle.
     /// With shares, every device stays its user's, and participants give
@@ -57,6 +77,7 @@ extension Simulator {
                     record("d\(device.index) discards refused \(refused)")
                 }
                 if options.sharing { try await checkSharing(accessBefore: access) }
+                try await checkFields()
             }
             var pending = 0
             for device in devices { pending += await device.engine?.pendingChangeCount ?? 0 }
@@ -69,14 +90,14 @@ extension Simulator {
     private func replicas() async -> [[String: SimContent]] {
         var result: [[String: SimContent]] = []
         for device in devices {
-            let models = await device.engine?.models ?? []
+            let models = await device.engine?.notes ?? []
             result.append(Dictionary(uniqueKeysWithValues: models.map { ($0.id, $0.content) }))
         }
         return result
     }
 
     /// The notes a user's zone holds, with the server's metadata.
-    private func storedNotes(of user: String) async throws -> [SimNote] {
+    func storedNotes(of user: String) async throws -> [SimNote] {
         try await server.storedRecords(in: zone, of: user).filter { $0.recordType == SimNote.cloudRecordType }.map {
             record in
             var note = try RecordDecoder().decode(SimNote.self, from: record)
@@ -85,12 +106,32 @@ extension Simulator {
         }
     }
 
-    /// Every device holds what the user's zone holds, change tags included;
-    /// a participant's device holds it while they have access, and nothing after.
+    /// Every device holds what the user's zone holds, change tags included,
+    /// as its version of the app decodes it, and lists as undecodable the
+    /// records its version cannot decode; a participant's device holds
+    /// them while they have access, and nothing after.
     func checkConvergence(of user: String) async throws {
-        let stored = Dictionary(uniqueKeysWithValues: try await storedNotes(of: user).map { ($0.id, $0.content) })
+        let records = await server.storedRecords(in: zone, of: user).filter {
+            $0.recordType == SimNote.cloudRecordType
+        }
         for (device, replica) in zip(devices, await replicas()) {
-            let expected = device.participant.map { sharingOracle.access[$0] == nil ? [:] : stored } ?? stored
+            let visible = device.participant.map { sharingOracle.access[$0] != nil } ?? true
+            var expected: [String: SimContent] = [:]
+            var undecodable: Set<String> = []
+            for record in records where visible {
+                if let note = SimVersions.decode(record, version: device.version) {
+                    expected[note.id] = note.content
+                } else {
+                    undecodable.insert(record.recordName)
+                }
+            }
+            if let engine = device.engine, await engine.undecodableRecords != undecodable {
+                let held = await engine.undecodableRecords
+                throw InvariantBroken(
+                    invariant: .undecodableKept,
+                    detail: "device \(device.index) (v\(device.version)) lists \(held.sorted()) as undecodable, "
+                        + "\(user)'s zone holds \(undecodable.sorted()) it cannot decode")
+            }
             guard replica != expected else { continue }
             let names = Set(replica.keys).union(expected.keys).sorted()
             let differences = names.filter { replica[$0] != expected[$0] }.prefix(3).map { name in

@@ -37,7 +37,9 @@ extension Simulator {
         stats.operations += 1
         let device = random.pick(devices)
         actor = device
-        let weights = options.sharing ? Self.sharingStepWeights : Self.stepWeights
+        let weights =
+            (options.sharing ? Self.sharingStepWeights : Self.stepWeights)
+            + (options.versions ? [(.upgrade, 3)] : [])
         guard let operation = random.weighted(enabled(weights)) else { return }
         try await perform(operation, on: device)
     }
@@ -71,6 +73,7 @@ extension Simulator {
         case .stopSharing: try await stopSharing(on: device)
         case .accept: try await accept(on: device)
         case .leave: try await leave(on: device)
+        case .upgrade: try await upgrade(device)
         case .kill, .duringRetry: break
         }
     }
@@ -86,9 +89,11 @@ extension Simulator {
         // A participant's records go to the owner's zone, named after both.
         let prefix = device.participant.map { "\(sharingOwner)-\($0)." } ?? "\(user)-"
         createdCount[prefix, default: 0] += 1
-        var note = SimNote(id: "\(prefix)\(createdCount[prefix]!)", title: "", body: "", count: 0, tags: [])
-        for field in SimField.allCases { field.set(freshValue(field, by: device.participant), on: &note) }
-        try await write("create \(note.id)") { try await engine.upload(note) }
+        var note = SimNote(id: "\(prefix)\(createdCount[prefix]!)", title: "", body: nil, count: 0, tags: [])
+        let fields = SimVersions.fields(of: device.version)
+        for field in fields { field.set(freshValue(field, by: device.participant), on: &note) }
+        try await write("create \(note.id)") { try await engine.upload(note: note) }
+        fieldOracle.created(note, fields: fields, device: device.index)
         if device.participant != nil {
             sharingOracle.queue(.created(note, device: device.index))
             device.localWrites[note.id] = nextTick()
@@ -100,10 +105,15 @@ extension Simulator {
 
     private func edit(on device: SimulationDevice) async throws {
         guard let engine = device.engine else { return }
-        let models = await engine.models
+        let models = await engine.notes
         guard !models.isEmpty else { return }
         let note = random.pick(models)
-        let field = random.pick(SimField.allCases)
+        let field = random.pick(SimVersions.fields(of: device.version))
+        // Version 2 may also clear its optional rating (a participant's
+        // writes are known by their fresh values: they clear nothing).
+        if field == .rating, device.version == 2, device.participant == nil, note.rating != nil, random.chance(0.25) {
+            return try await change(note, field, to: SimField.absent, on: device, label: "clear")
+        }
         try await change(note, field, to: freshValue(field, by: device.participant), on: device, label: "edit")
     }
 
@@ -112,7 +122,7 @@ extension Simulator {
         device.screens = device.screens.filter { device.syncCount - $0.value.takenAt <= 3 }
         guard !device.screens.isEmpty else { return try await edit(on: device) }
         let name = random.pick(device.screens.keys.sorted())
-        let field = random.pick(SimField.allCases)
+        let field = random.pick(SimVersions.fields(of: device.version))
         try await change(
             device.screens[name]!.note, field, to: freshValue(field, by: device.participant), on: device,
             label: "stale edit")
@@ -125,13 +135,16 @@ extension Simulator {
         guard let engine = device.engine else { return }
         var choices: [(String, SimField, String)] = []
         for name in device.lastEdits.keys.sorted() {
-            for field in SimField.allCases {
-                if let old = device.lastEdits[name]?[field] { choices.append((name, field, old)) }
+            for field in SimVersions.fields(of: device.version) {
+                // Version 3's rating is required: it cannot go back to none.
+                if let old = device.lastEdits[name]?[field], old != SimField.absent || device.version != 3 {
+                    choices.append((name, field, old))
+                }
             }
         }
         guard !choices.isEmpty else { return try await edit(on: device) }
         let (name, field, old) = random.pick(choices)
-        guard let note = await engine.model(withIdentifier: name), field.value(of: note) != old else { return }
+        guard let note = await engine.note(withIdentifier: name), field.value(of: note) != old else { return }
         try await change(note, field, to: old, on: device, label: "revert")
     }
 
@@ -143,7 +156,8 @@ extension Simulator {
         var edited = note
         let old = field.value(of: note)
         field.set(value, on: &edited)
-        try await write("\(label) \(note.id)") { try await engine.upload(edited) }
+        try await write("\(label) \(note.id)") { try await engine.upload(note: edited) }
+        fieldOracle.wrote(value, in: field, of: note.id, device: device.index)
         if device.participant != nil {
             sharingOracle.queue(.edited(note, field: field, value: value, device: device.index))
             device.localWrites[note.id] = nextTick()
@@ -158,7 +172,7 @@ extension Simulator {
 
     private func delete(on device: SimulationDevice) async throws {
         guard let engine = device.engine else { return }
-        let models = await engine.models
+        let models = await engine.notes
         guard !models.isEmpty else { return }
         let name = random.pick(models).id
         try await write("delete \(name)") { try await engine.delete(identifiers: [name]) }
@@ -203,8 +217,9 @@ extension Simulator {
         var refused = Self.configuration(clock: clock, randomSeed: 0)
         refused.directoryWait = .zero
         do {
-            _ = try await SyncEngine<SimNote>(
-                database: device.handle, directory: device.directory, configuration: refused)
+            _ = try await Self.openEngine(
+                version: device.version, database: device.handle, directory: device.directory,
+                configuration: refused)
             throw InvariantBroken(
                 invariant: .journalOpens, detail: "a second engine opened device \(device.index)'s directory")
         } catch let error as JournalError where error.code == .inUse {
@@ -216,6 +231,23 @@ extension Simulator {
         device.forgetAll()
         stats.restarts += 1
         record("d\(device.index) restarts")
+        try await open(device)
+    }
+
+    /// The device updates its app: the engine closes, and one of a newer
+    /// version's model type opens on the same journal.
+    private func upgrade(_ device: SimulationDevice) async throws {
+        guard device.version < SimVersions.all.last! else { return }
+        let old = device.version
+        device.version = random.int(in: (old + 1)...SimVersions.all.last!)
+        stats.upgrades += 1
+        record("d\(device.index) updates its app from v\(old) to v\(device.version)")
+        // A participant's device without an engine opens the new version on accepting.
+        guard let engine = device.engine else { return }
+        await engine.close()
+        device.engine = nil
+        device.events = nil
+        device.forgetAll()
         try await open(device)
     }
 

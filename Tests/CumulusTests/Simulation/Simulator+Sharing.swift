@@ -31,6 +31,7 @@ extension Simulator {
                 device.participant = user
                 device.publicHandle = server.database(scope: .public, signedInAs: user)
             }
+            device.version = initialVersion()
             devices.append(device)
             try await open(device)
         }
@@ -64,7 +65,7 @@ extension Simulator {
             names.append("\(user):\(permission.rawValue)")
         }
         try await sharingRequest("d\(device.index) shares the zone with \(names)", kind: "share") {
-            _ = try await engine.shareZone(title: "Notes", participants: participants)
+            _ = try await engine.shareZone(title: "Notes", participants: participants, publicPermission: .none)
         }
     }
 
@@ -124,7 +125,7 @@ extension Simulator {
     /// Fetches the share, lets `change` change it for one of its
     /// participants, and saves it.
     private func changeShare(
-        on engine: SyncEngine<SimNote>, device: SimulationDevice, kind: String,
+        on engine: any SimulatedEngine, device: SimulationDevice, kind: String,
         _ change: (inout Share, String) -> String
     ) async throws {
         let found: Share?
@@ -251,7 +252,7 @@ extension Simulator {
                 // Before a sync since the loss, the device may still show what it had.
                 if let lost = sharingOracle.lostAt[user], (device.lastSuccessfulSync ?? 0) < lost { continue }
                 // Records the app created since that sync are its own, not the owner's.
-                let held = await engine.models.map(\.id).filter { name in
+                let held = await engine.notes.map(\.id).filter { name in
                     (device.localWrites[name] ?? .min) < (device.lastSuccessfulSync ?? 0)
                 }
                 stats.checkedAfterLoss += 1
@@ -280,17 +281,5 @@ extension Simulator {
         } catch let error as CloudError where error.code == .zoneNotFound {
             return nil
         }
-    }
-}
-
-extension SyncEngine {
-    /// The records whose local deletion waits to be sent (refused ones
-    /// included) or was sent without an answer.
-    var waitingDeletions: Set<String> {
-        var names = Set(replica.inDoubt.keys)
-        for (name, change) in replica.pending {
-            if case .delete = change.kind { names.insert(name) }
-        }
-        return names
     }
 }

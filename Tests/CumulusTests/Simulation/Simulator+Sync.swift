@@ -31,8 +31,8 @@ extension Simulator {
         stats.syncs += 1
         var failure: (any Error)?
         do {
-            var step = try await engine.startSteppedRun()
-            while case .wait(let delay) = step {
+            var step = try await engine.steppedRun(resume: false)
+            while let delay = step {
                 stats.retryWaits += 1
                 device.waits += 1
                 let weights = options.sharing ? Self.sharingDuringRetryWeights : Self.duringRetryWeights
@@ -46,7 +46,7 @@ extension Simulator {
                     try await perform(operation, on: device)
                 }
                 clock.advance(by: delay)
-                step = try await engine.resumeSteppedRun()
+                step = try await engine.steppedRun(resume: true)
             }
         } catch {
             failure = error
@@ -68,7 +68,7 @@ extension Simulator {
     /// After a successful sync: with nothing pending as the same user, this
     /// device's writes are on the server and it has seen the server as of `start`.
     private func settled(
-        _ device: SimulationDevice, _ engine: SyncEngine<SimNote>, start: Int, user: String?, accountChanges: Int
+        _ device: SimulationDevice, _ engine: any SimulatedEngine, start: Int, user: String?, accountChanges: Int
     ) async throws {
         device.syncCount += 1
         device.lastSuccessfulSync = start
@@ -79,7 +79,7 @@ extension Simulator {
         guard pending == 0 else { return }
         oracle.published(device: device.index, tick: nextTick())
         device.lastSync = (user, start)
-        let models = await engine.models
+        let models = await engine.notes
         for _ in 0..<2 where !models.isEmpty && random.chance(0.6) {
             let note = random.pick(models)
             device.screens[note.id] = (note, device.syncCount)
@@ -124,6 +124,19 @@ extension Simulator {
         handle(log.events(from: device.eventsRead), of: device)
     }
 
+    /// An engine reports a record undecodable once per server version: the
+    /// server's change tag must have changed since its last report of it.
+    private func undecodable(_ name: String, reason: String, on device: SimulationDevice) {
+        stats.undecodableReports += 1
+        record("d\(device.index) (v\(device.version)) cannot decode \(name): \(reason)")
+        let tag = fieldOracle.snapshot[name]?.cloudMetadata?.changeTag ?? ""
+        if device.undecodableReported[name] == tag {
+            eventViolations.append(
+                (.undecodableKept, "device \(device.index) reported \(name) undecodable twice at change tag \(tag)"))
+        }
+        device.undecodableReported[name] = tag
+    }
+
     private func handle(_ events: [SyncEvent], of device: SimulationDevice) {
         device.eventsRead += events.count
         for event in events {
@@ -134,6 +147,11 @@ extension Simulator {
                 device.forgetAll()
                 device.engineUser = new
                 record("d\(device.index) account \(previous ?? "nil") -> \(new ?? "nil"), discarded \(discarded)")
+            case .mergedWithoutAncestor(let name):
+                mergedWithoutAncestor.insert(name)
+                record("d\(device.index) merged \(name) without an ancestor")
+            case .undecodableRecord(let name, let reason):
+                undecodable(name, reason: reason, on: device)
             case .conflict(let name, let resolution):
                 stats.conflicts += 1
                 record("d\(device.index) conflict \(name) \(resolution)")

@@ -44,6 +44,12 @@ final class Simulator {
     var zoneAtLastCheck: [String: SimContent] = [:]
     /// Each participant's handle on their shared database, without faults: what the server lets them read.
     var inspectors: [String: InMemoryCloudDatabase] = [:]
+    /// Every field's history on the server, checked after every step.
+    var fieldOracle = FieldOracle()
+    /// Records a merge without an ancestor touched in the step being taken.
+    var mergedWithoutAncestor: Set<String> = []
+    /// Broken invariants found while reading events, thrown after the step's checks.
+    var eventViolations: [(SimulationInvariant, String)] = []
 
     init(seed: UInt64, options: SimulationOptions) {
         self.seed = seed
@@ -88,10 +94,13 @@ final class Simulator {
         }
         do {
             try await setUp()
+            actor = nil
+            try await checkFields()
             for _ in 0..<options.operations {
                 let access = sharingOracle.access
                 try await step()
                 try await checkOwnRecordsOnly()
+                try await checkFields()
                 if options.sharing { try await checkSharing(accessBefore: access) }
             }
             try await finish()
@@ -104,7 +113,8 @@ final class Simulator {
             stats.failedHistories = 1
             return SimulationFailure(
                 seed: seed, invariant: broken.invariant, detail: broken.detail,
-                logTail: Array(log.suffix(options.logLines)), sharing: options.sharing)
+                logTail: Array(log.suffix(options.logLines)), sharing: options.sharing,
+                versions: options.versions)
         }
     }
 
@@ -116,10 +126,11 @@ final class Simulator {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let device = SimulationDevice(
                 index: index, handle: server.database(signedInAs: "alice"), directory: directory)
+            device.version = initialVersion()
             devices.append(device)
             try await open(device)
         }
-        record("\(count) devices signed in as alice")
+        record("\(count) devices signed in as alice, versions \(devices.map(\.version))")
     }
 
     func tearDown() {
@@ -137,17 +148,26 @@ final class Simulator {
         guard device.participant == nil || device.sharedZone != nil else { return }
         let configuration = Self.configuration(clock: clock, randomSeed: random.next(), sharedZone: device.sharedZone)
         do {
-            let engine = try await SyncEngine<SimNote>(
-                database: device.handle, directory: device.directory, configuration: configuration)
+            let engine = try await Self.openEngine(
+                version: device.version, database: device.handle, directory: device.directory,
+                configuration: configuration)
             device.engine = engine
             device.events = EventLog(engine.events)
             device.eventsRead = 0
+            device.undecodableReported = [:]
             device.runs = 0
             device.waits = 0
         } catch {
             throw InvariantBroken(
                 invariant: .journalOpens, detail: "device \(device.index) could not open its journal: \(error)")
         }
+    }
+
+    /// A device's first version of the app: 1 unless the history mixes
+    /// versions, where most devices start on an older one.
+    func initialVersion() -> Int {
+        guard options.versions else { return 1 }
+        return random.weighted([(1, 5), (2, 3), (3, 2)]) ?? 1
     }
 
     // MARK: Bookkeeping
