@@ -134,13 +134,23 @@ struct Replica<Model: CloudCodable>: Sendable {
             record.metadata?.zoneID = zoneID
             model.cloudMetadata = record.metadata
             let name = record.recordName
-            if let base = editBase(of: name, tag: record.changeTag) {
+            if let base = uploadBase(of: name, tag: record.changeTag) {
                 record = self.record(record, editing: base)
                 try settings.encoder.checkSize(of: record)
             }
             prepared.append(Upload(name: name, record: record, model: model))
         }
         return prepared
+    }
+
+    /// What an upload based on version `tag` edits: the change queued on
+    /// that version, which may hold fields this model does not declare (an
+    /// older version of the app queued it), or else that version itself.
+    private func uploadBase(of name: String, tag: String?) -> EditBase? {
+        if case .save(let queued)? = pending[name]?.kind, queued.changeTag == tag {
+            return EditBase(record: queued, model: pendingModels[name])
+        }
+        return editBase(of: name, tag: tag)
     }
 
     /// The app uploaded models. Each is an edit of the version its metadata

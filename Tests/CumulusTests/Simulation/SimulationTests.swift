@@ -36,7 +36,7 @@ struct SimulationTests {
     func seededHistoriesOfMixedVersions() async {
         var options = SimulationOptions.fromEnvironment(defaultHistories: 60)
         options.versions = true
-        await runKnowingIssue32(options)
+        await runMixedVersions(options)
     }
 
     @Test("seeded histories of owners and participants on different app versions keep every field")
@@ -44,7 +44,7 @@ struct SimulationTests {
         var options = SimulationOptions.fromEnvironment(defaultHistories: 30)
         options.versions = true
         options.sharing = true
-        await runKnowingIssue32(options)
+        await runMixedVersions(options)
     }
 
     @Test("histories without faults, restarts, user switches or stale copies keep every invariant")
@@ -61,16 +61,14 @@ struct SimulationTests {
     }
 }
 
-/// Runs the histories of mixed versions. Until the engine of issue #32
-/// lands, an upload replaces the record with the fields its model encodes,
-/// so these histories fail: a known issue, which Swift Testing reports as
-/// unexpected once they pass. Then remove the `withKnownIssue`.
-func runKnowingIssue32(_ options: SimulationOptions) async {
+/// Runs the histories of mixed versions.
+func runMixedVersions(_ options: SimulationOptions) async {
     let (stats, failures) = await runSimulation(options)
     print(stats.summary)
-    for failure in failures { print(failure) }
-    withKnownIssue("issue #32: the engine on main loses the fields a model does not declare") {
-        for failure in failures { Issue.record("\(failure)") }
+    #expect(stats.histories == options.seeds.count)
+    for failure in failures {
+        print(failure)
+        Issue.record("\(failure)")
     }
 }
 
