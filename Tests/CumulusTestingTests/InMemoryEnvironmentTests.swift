@@ -31,7 +31,7 @@ struct InMemoryEnvironmentTests {
         let phone = server.database(signedInAs: "alice")
         let refused = try await create(rated, on: phone)
         #expect(refused.error?.code == .badRequest)
-        #expect(refused.error?.reason.contains("rating") == true)
+        #expect(refused.error?.reason.contains("production schema") == true)
         #expect(try await server.deploySchema() == 0)
 
         let developer = server.database(signedInAs: "developer", environment: .development)

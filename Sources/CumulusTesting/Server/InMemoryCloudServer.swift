@@ -130,6 +130,10 @@ public actor InMemoryCloudServer {
     /// development, replacing an earlier copy. The server's own
     /// environment is not touched; follow with ``deploySchema()``.
     ///
+    /// An engine's records carry a field of its own besides the model's
+    /// (its write lineage): to deploy everything an engine writes, let an
+    /// engine on a development handle teach it instead.
+    ///
     /// - Throws: ``CloudError`` of the first copy the rules refuse (a field
     ///   whose type development already knows as another).
     public func learnSchema(from records: [Record], as user: String = "developer") async throws {
