@@ -50,6 +50,15 @@ public struct SyncEngineConformance: Sendable {
         Check("a device restarted from its journal goes on where it was") { try await $0.restartFromJournal() },
         Check("another user sees none of the first user's data") { try await $0.otherUserSeesNothing() },
         Check("a change arrives on its own when engines sync automatically") { try await $0.automaticSyncArrives() },
+        Check("an older version's edit keeps a field only a newer version declares") {
+            try await $0.olderEditKeepsNewerField()
+        },
+        Check("an older version's merge keeps a field only a newer version declares") {
+            try await $0.olderMergeKeepsNewerField()
+        },
+        Check("an older version clears a field it knows and keeps one it does not") {
+            try await $0.olderClearKeepsNewerField()
+        },
     ]
 
     // MARK: Devices
@@ -58,11 +67,18 @@ public struct SyncEngineConformance: Sendable {
     func engine(
         _ user: String = "alice", name: String = UUID().uuidString, automatic: Bool = false
     ) async throws -> SyncEngine<ConformanceNote> {
+        try await engine(ConformanceNote.self, user, name: name, automatic: automatic)
+    }
+
+    /// A device of `user` running the app version whose model is `Model`.
+    func engine<Model: CloudCodable>(
+        _ type: Model.Type, _ user: String = "alice", name: String = UUID().uuidString, automatic: Bool = false
+    ) async throws -> SyncEngine<Model> {
         let database = try await backend.database(signedInAs: user)
         let configuration = SyncConfiguration(
             automaticSync: automatic, pollInterval: .seconds(600),
             retryPolicy: RetryPolicy(initialDelay: .milliseconds(10), jitter: 0))
-        return try await SyncEngine<ConformanceNote>(
+        return try await SyncEngine<Model>(
             database: database, directory: directory.appendingPathComponent(name), configuration: configuration)
     }
 
@@ -233,6 +249,18 @@ public struct SyncEngineConformance: Sendable {
         await phone.close()
         await laptop.close()
     }
+}
+
+/// A newer version of ``ConformanceNote``'s app: the same record type, with
+/// a rating that ``ConformanceNote`` does not declare.
+struct RatedConformanceNote: CloudCodable, Identifiable, Hashable {
+    static var cloudRecordType: String { ConformanceNote.cloudRecordType }
+    var id: String
+    var title: String
+    var body: String = ""
+    var tag: String? = nil
+    var rating: Int? = nil
+    var cloudMetadata: RecordMetadata?
 }
 
 /// The model the engine scenarios sync.

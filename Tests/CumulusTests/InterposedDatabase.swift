@@ -16,6 +16,9 @@ struct InterposedDatabase: CloudDatabase {
     var afterFetchZoneChanges: (@Sendable ([ZoneChangesRequest]) async -> Void)?
     /// Whether the notification stream yields what the server sends.
     var notifies = true
+    /// Whether the engine may send field deltas that clear fields: the
+    /// handle's answer unless a test says otherwise (a plain CloudKit server).
+    var supportsFieldClearing: Bool
     /// Whether `changes/zone` is refused as a plain CloudKit server refuses
     /// it in the public database (`BAD_REQUEST`), without reaching the server.
     var refusesZoneChanges = false
@@ -33,6 +36,7 @@ struct InterposedDatabase: CloudDatabase {
     ) {
         self.base = base
         self.notifies = notifies
+        supportsFieldClearing = base.supportsFieldClearing
         self.beforeModifyRecords = beforeModifyRecords
     }
 

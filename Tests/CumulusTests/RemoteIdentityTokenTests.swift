@@ -473,7 +473,7 @@ struct IdentityServerTransport: CloudTransport {
         else { return CloudHTTPResponse(status: 404) }
         let user = request.bearer.flatMap { IdentityTokenClaims(token: $0)?.subject }
         let caller = Caller(
-            container: InMemoryCloudServer.container, environment: InMemoryCloudServer.environment, scope: scope,
+            container: InMemoryCloudServer.container, environment: server.environment, scope: scope,
             user: user, anonymous: user == nil)
         do {
             let decoded = try CloudRequest.decode(operation, body: request.body ?? [])

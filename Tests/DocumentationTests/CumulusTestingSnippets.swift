@@ -40,4 +40,18 @@ enum CumulusTestingSnippets {
         let notes = await laptopEngine.models  // the note from the phone
         return notes
     }
+
+    static func productionSchema() async throws -> Int {
+        // Sources/CumulusTesting/CumulusTesting.docc/CumulusTesting.md:91
+        let production = InMemoryCloudServer(environment: .production)
+        let developerDevice = production.database(signedInAs: "developer", environment: .development)
+        let developer = try await SyncEngine<Note>(
+            database: developerDevice,
+            directory: FileManager.default.temporaryDirectory.appending(path: UUID().uuidString),
+            configuration: SyncConfiguration(automaticSync: false))
+        try await developer.upload(Note(title: "Sample"))
+        try await developer.sync()
+        let deployed = try await production.deploySchema()  // production takes those fields from now on
+        return deployed
+    }
 }

@@ -69,4 +69,10 @@ struct DocumentationTests {
         #expect(notes.map(\.title) == ["Groceries"])
         #expect(notes.first?.cloudMetadata != nil)
     }
+
+    @Test("CumulusTesting's production schema: a developer's engine teaches development what production gets")
+    func productionSchema() async throws {
+        // The note's id and title, and the engine's write lineage.
+        #expect(try await CumulusTestingSnippets.productionSchema() == 3)
+    }
 }

@@ -29,6 +29,10 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     public let server: InMemoryCloudServer
     /// Which of the container's databases the handle reaches.
     public let scope: DatabaseScope
+    /// Which environment of the container the handle reaches: the
+    /// server's own (``InMemoryCloudServer/environment``) unless the handle
+    /// was made for another. Each environment has its own data and schema.
+    public let environment: CloudEnvironment
     /// `true`: the server's core clears the fields an `update` names.
     public var supportsFieldClearing: Bool { true }
     private let handleID: Int
@@ -36,12 +40,18 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     private let boundGeneration: UInt64?
 
     /// Creates a handle: a device signed in as `user` (or signed out, for
-    /// `nil`) on the server's database of `scope`. The same as
-    /// ``InMemoryCloudServer/database(scope:signedInAs:)``.
-    public init(server: InMemoryCloudServer, scope: DatabaseScope = .private, signedInAs user: String?) {
+    /// `nil`) on the server's database of `scope`, in `environment` (`nil`:
+    /// the server's). The same as
+    /// ``InMemoryCloudServer/database(scope:signedInAs:environment:)``.
+    public init(
+        server: InMemoryCloudServer, scope: DatabaseScope = .private, signedInAs user: String?,
+        environment: CloudEnvironment? = nil
+    ) {
         self.server = server
         self.scope = scope
-        handleID = server.controls.registerHandle(scope: scope, account: user)
+        let environment = environment ?? server.environment
+        self.environment = environment
+        handleID = server.controls.registerHandle(scope: scope, environment: environment, account: user)
         boundGeneration = nil
     }
 
@@ -49,6 +59,7 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     private init(binding base: InMemoryCloudDatabase, to generation: UInt64) {
         server = base.server
         scope = base.scope
+        environment = base.environment
         handleID = base.handleID
         boundGeneration = generation
     }
@@ -119,8 +130,10 @@ public final class InMemoryCloudDatabase: CloudDatabase {
         guard user != nil || scope == .public else {
             throw CloudError(.authenticationRequired, reason: "no user is signed in")
         }
-        guard let fault else { return try await server.perform(request, as: user, scope: scope) }
-        _ = try? await server.perform(request, as: user, scope: scope)
+        guard let fault else {
+            return try await server.perform(request, as: user, scope: scope, environment: environment)
+        }
+        _ = try? await server.perform(request, as: user, scope: scope, environment: environment)
         throw fault.error
     }
 
@@ -142,6 +155,9 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     ///   answers `BAD_REQUEST`; so do a record whose zone is not the request's
     ///   and a save that changes a record's type. A `create` with an empty
     ///   record name gets a UUID.
+    /// - In `production` (``environment``) a field the deployed schema does
+    ///   not have answers `BAD_REQUEST` for its record
+    ///   (``InMemoryCloudServer/deploySchema()``); `development` learns it.
     /// - In the public database only a record's creator may change it
     ///   (`ACCESS_DENIED`).
     /// - `VALIDATE` references must point at records that exist once the

@@ -22,8 +22,23 @@ import Foundation
 ///
 /// The rules are the record server's own (`RecordService` of
 /// `CumulusServerCore`) over storage in memory: what holds here holds for
-/// `cumulus serve`. The container is in the `development` environment, so
-/// its schema is learned from the first write of each field.
+/// `cumulus serve`.
+///
+/// Handles reach the container's ``environment``: `development` by
+/// default, whose schema is learned from the first write of each field.
+/// A server made for `production` refuses, with `BAD_REQUEST` for the
+/// record, every field its schema does not have, as an app's users meet
+/// a field that the operator has not deployed. A test teaches development
+/// the fields (with a handle on it, or ``learnSchema(from:as:)``), then
+/// deploys them:
+///
+/// ```swift
+/// let server = InMemoryCloudServer(environment: .production)
+/// let developer = server.database(signedInAs: "developer", environment: .development)
+/// _ = try await developer.modifyRecords([RecordOperation(.create, sample)], zoneID: .defaultZone, atomic: false)
+/// try await server.deploySchema()                     // production now takes sample's fields
+/// let phone = server.database(signedInAs: "alice")    // a user's device, in production
+/// ```
 public actor InMemoryCloudServer {
     nonisolated let controls = ServerControls()
     nonisolated let time: ServerTime
@@ -32,7 +47,11 @@ public actor InMemoryCloudServer {
 
     /// The container every handle reaches.
     static let container = "iCloud.cumulus.in-memory"
-    static let environment = CloudEnvironment.development
+
+    /// The environment handles reach unless made for another: `development`
+    /// (the schema grows with each write) or `production` (only the
+    /// deployed schema is accepted). Each environment holds its own data.
+    public nonisolated let environment: CloudEnvironment
 
     /// The largest record the server stores, in bytes of its fields on the
     /// wire (``WireFormat/encodedSize(ofFields:)``); a larger one is refused
@@ -56,13 +75,18 @@ public actor InMemoryCloudServer {
     ///     timestamps are this date plus the time the clock has moved since.
     ///   - recordSizeLimit: The largest record accepted, 1 MB by default.
     ///   - assetSizeLimit: The largest asset accepted, 50 MB (52,428,800 bytes) by default.
+    ///   - environment: The environment handles reach by default:
+    ///     `development`, or `production` to test what users meet before a
+    ///     field is deployed (``deploySchema()``).
     public init(
         clock: some Clock<Duration> = ContinuousClock(), startDate: Date = Date(),
-        recordSizeLimit: Int = RecordEncoder.defaultSizeLimit, assetSizeLimit: Int64 = 52_428_800
+        recordSizeLimit: Int = RecordEncoder.defaultSizeLimit, assetSizeLimit: Int64 = 52_428_800,
+        environment: CloudEnvironment = .development
     ) {
         let time = ServerTime(clock: clock, startDate: startDate)
         let controls = controls
         self.time = time
+        self.environment = environment
         self.recordSizeLimit = recordSizeLimit
         service = RecordService(
             storage: storage, recordSizeLimit: recordSizeLimit,
@@ -73,14 +97,59 @@ public actor InMemoryCloudServer {
     // MARK: Handles
 
     /// A new handle on one of the container's databases: a device signed in
-    /// as `user`, or signed out for `nil`.
+    /// as `user`, or signed out for `nil`, in `environment` (`nil`: the
+    /// server's ``environment``).
     ///
     /// Each call is a new device; keep the handle for as long as its
-    /// notification streams are read.
-    public nonisolated func database(scope: DatabaseScope = .private, signedInAs user: String?)
-        -> InMemoryCloudDatabase
-    {
-        InMemoryCloudDatabase(server: self, scope: scope, signedInAs: user)
+    /// notification streams are read. A handle on `development` of a
+    /// production server is the developer's: what it writes teaches
+    /// development's schema, which ``deploySchema()`` copies to production.
+    public nonisolated func database(
+        scope: DatabaseScope = .private, signedInAs user: String?, environment: CloudEnvironment? = nil
+    ) -> InMemoryCloudDatabase {
+        InMemoryCloudDatabase(server: self, scope: scope, signedInAs: user, environment: environment)
+    }
+
+    // MARK: Schema
+
+    /// Deploys the `development` schema to `production`, as
+    /// `cumulus schema deploy` does: production then accepts every field
+    /// development has learned. Returns how many field types production
+    /// did not have.
+    ///
+    /// - Throws: ``CloudError`` (`BAD_REQUEST`) naming a field that
+    ///   production already has with another type; nothing is deployed then.
+    @discardableResult
+    public func deploySchema() async throws -> Int {
+        try await service.deploySchema(container: Self.container)
+    }
+
+    /// Teaches the `development` schema the fields of `records`, the way a
+    /// developer's device does: saves a copy of each (its type, name and
+    /// fields) in the default zone of `user`'s private database in
+    /// development, replacing an earlier copy. The server's own
+    /// environment is not touched; follow with ``deploySchema()``.
+    ///
+    /// An engine's records carry a field of its own besides the model's
+    /// (its write lineage): to deploy everything an engine writes, let an
+    /// engine on a development handle teach it instead.
+    ///
+    /// - Throws: ``CloudError`` of the first copy the rules refuse (a field
+    ///   whose type development already knows as another).
+    public func learnSchema(from records: [Record], as user: String = "developer") async throws {
+        let operations = records.map { record in
+            RecordOperation(
+                .forceReplace,
+                Record(recordType: record.recordType, recordName: record.recordName, fields: record.fields))
+        }
+        let answer = try await service.perform(
+            .modifyRecords(operations: operations, zoneID: .defaultZone, atomic: false),
+            as: Caller(
+                container: Self.container, environment: .development, scope: .private, user: user, anonymous: false))
+        guard case .records(let results) = answer else {
+            throw CloudError(.internalError, reason: "the rules answered a request with the answer of another")
+        }
+        if let refused = results.lazy.compactMap(\.error).first { throw refused }
     }
 
     // MARK: Faults
@@ -116,7 +185,7 @@ public actor InMemoryCloudServer {
     /// Fills (or, with `false`, empties) a user's storage: while full, every
     /// record the user saves fails with `QUOTA_EXCEEDED`; deletes still work.
     public nonisolated func setQuotaExceeded(_ exceeded: Bool, forUser user: String) {
-        storage.setQuotaExceeded(exceeded, user: user, container: Self.container, environment: Self.environment)
+        storage.setQuotaExceeded(exceeded, user: user, container: Self.container, environment: environment)
     }
 
     /// Gives a user an email address by which others find them (user lookup,
@@ -136,7 +205,7 @@ public actor InMemoryCloudServer {
     public func deleteZone(_ zoneID: ZoneID, ownedBy user: String) async -> ZoneResult {
         await settled {
             try await service.deleteZone(
-                zoneID, ownedBy: user, container: Self.container, environment: Self.environment)
+                zoneID, ownedBy: user, container: Self.container, environment: environment)
         }
     }
 
@@ -147,7 +216,7 @@ public actor InMemoryCloudServer {
     public func expireChangeTokens(in zoneID: ZoneID, ownedBy user: String) async -> Bool {
         await settled {
             try await service.expireChangeTokens(
-                in: zoneID, ownedBy: user, container: Self.container, environment: Self.environment)
+                in: zoneID, ownedBy: user, container: Self.container, environment: environment)
         }
     }
 
@@ -156,7 +225,7 @@ public actor InMemoryCloudServer {
     public func expireDatabaseChangeTokens(ownedBy user: String) async {
         await settled {
             try await service.expireDatabaseChangeTokens(
-                ownedBy: user, container: Self.container, environment: Self.environment)
+                ownedBy: user, container: Self.container, environment: environment)
         }
     }
 
@@ -204,8 +273,12 @@ public actor InMemoryCloudServer {
     /// handle (no faults, no latency, no request counted). Assets carry
     /// their checksum and size, without a download URL. `user` names the
     /// private or shared database; it is ignored for the public one.
-    public func storedRecords(in zoneID: ZoneID, of user: String, scope: DatabaseScope = .private) async -> [Record] {
-        let key = DatabaseKey(container: Self.container, environment: Self.environment, scope: scope, owner: user)
+    /// `environment` is the server's ``environment`` unless given.
+    public func storedRecords(
+        in zoneID: ZoneID, of user: String, scope: DatabaseScope = .private, environment: CloudEnvironment? = nil
+    ) async -> [Record] {
+        let key = DatabaseKey(
+            container: Self.container, environment: environment ?? self.environment, scope: scope, owner: user)
         guard zoneID.ownerRecordName.map({ $0.isExactly(user) || $0 == "__defaultOwner__" }) ?? true else { return [] }
         let records = await settled {
             try await storage.read { transaction -> [Record] in
@@ -224,15 +297,15 @@ public actor InMemoryCloudServer {
 
     // MARK: Requests
 
-    /// Carries out a request as `user` through the rules, in `scope`; with
-    /// no user, as an anonymous reader (the API token alone).
-    nonisolated func perform(_ request: CloudRequest, as user: String?, scope: DatabaseScope) async throws
-        -> CloudResponse
-    {
+    /// Carries out a request as `user` through the rules, in `scope` of
+    /// `environment`; with no user, as an anonymous reader (the API token alone).
+    nonisolated func perform(
+        _ request: CloudRequest, as user: String?, scope: DatabaseScope, environment: CloudEnvironment
+    ) async throws -> CloudResponse {
         try await service.perform(
             request,
             as: Caller(
-                container: Self.container, environment: Self.environment, scope: scope, user: user,
+                container: Self.container, environment: environment, scope: scope, user: user,
                 anonymous: user == nil))
     }
 

@@ -20,6 +20,7 @@ final class ServerControls: Sendable {
 
     struct Handle: Sendable {
         var scope: DatabaseScope
+        var environment: CloudEnvironment
         var account: String?
         /// How many times the account changed.
         var generation: UInt64 = 0
@@ -52,10 +53,10 @@ final class ServerControls: Sendable {
 
     // MARK: Handles
 
-    func registerHandle(scope: DatabaseScope, account: String?) -> Int {
+    func registerHandle(scope: DatabaseScope, environment: CloudEnvironment, account: String?) -> Int {
         state.withLock { state in
             let id = state.makeID()
-            state.handles[id] = Handle(scope: scope, account: account)
+            state.handles[id] = Handle(scope: scope, environment: environment, account: account)
             return id
         }
     }
@@ -108,12 +109,12 @@ final class ServerControls: Sendable {
         state.withLock { $0.handles.values.reduce(0) { $0 + $1.streams.count } }
     }
 
-    /// The signed-in handles of `scope` that have streams open.
-    func listeners(in scope: DatabaseScope) -> [Listener] {
+    /// The signed-in handles of `scope` in `environment` that have streams open.
+    func listeners(in scope: DatabaseScope, environment: CloudEnvironment) -> [Listener] {
         state.withLock { state in
             state.handles.keys.sorted().compactMap { id in
-                guard let handle = state.handles[id], handle.scope == scope, let account = handle.account,
-                    !handle.streams.isEmpty
+                guard let handle = state.handles[id], handle.scope == scope, handle.environment == environment,
+                    let account = handle.account, !handle.streams.isEmpty
                 else { return nil }
                 return Listener(
                     account: account, streams: handle.streams.keys.sorted().compactMap { handle.streams[$0] })
