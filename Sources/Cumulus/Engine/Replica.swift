@@ -346,11 +346,9 @@ struct Replica<Model: CloudCodable>: Sendable {
             if wasUndecodable { effects.journal.remove(JournalKeys.undecodable(name)) }
         case .failure(let error):
             model = nil
-            // Reported once: later versions that do not decode either say nothing new.
-            if !wasUndecodable {
-                effects.journal.set(JournalKeys.undecodable(name), Array("{}".utf8))
-                effects.events.append(.undecodableRecord(recordName: name, reason: "\(error)"))
-            }
+            // Each version is reported once: a version already held is never set again.
+            if !wasUndecodable { effects.journal.set(JournalKeys.undecodable(name), Array("{}".utf8)) }
+            effects.events.append(.undecodableRecord(recordName: name, reason: "\(error)"))
         }
         let replaced = server.updateValue(
             ServerVersion(json: json, metadata: record.metadata, model: model), forKey: name)
@@ -514,6 +512,11 @@ struct Replica<Model: CloudCodable>: Sendable {
         guard refused[name] != nil else { return true }
         guard let due = refusalRetries[name] else { return false }
         return now >= due
+    }
+
+    /// When the earliest retry of a refused change still pending is due.
+    var nextRefusalRetry: Duration? {
+        refusalRetries.filter { pending[$0.key] != nil }.values.min()
     }
 
     /// The change may be sent again: it changed, went, or what refused it did.

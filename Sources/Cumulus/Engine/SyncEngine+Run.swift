@@ -480,6 +480,21 @@ extension SyncEngine {
         currentRun = nil
         let again = session.stopped()
         if again && configuration.automaticSync && !isClosed { _ = startRun(fetching: false) }
+        scheduleRefusalRetry()
+    }
+
+    /// An automatic engine sends a refused change again when its retry is
+    /// due, whatever the poll interval: one timer, for the earliest retry.
+    private func scheduleRefusalRetry() {
+        refusalRetryTimer?.cancel()
+        refusalRetryTimer = nil
+        guard configuration.automaticSync, !isClosed, let due = replica.nextRefusalRetry else { return }
+        let delay = max(.zero, due - replica.settings.elapsed())
+        let clock = configuration.clock
+        refusalRetryTimer = Task { [weak self] in
+            do { try await clock.sleep(for: delay) } catch { return }
+            await self?.requestAutomaticSync(fetching: false)
+        }
     }
 
     func startAutomaticSync() {

@@ -62,6 +62,8 @@ public actor SyncEngine<Model: CloudCodable> {
     /// The next page of a fetch, asked for while the last one is applied.
     var pageAhead: (request: ZoneChangesRequest, answer: Task<PageAnswer, any Error>)?
     var backgroundTasks: [Task<Void, Never>] = []
+    /// Wakes an automatic engine when a refused change's retry is due.
+    var refusalRetryTimer: Task<Void, Never>?
     var isClosed = false
 
     /// Opens the engine whose journal lives in `directory` (created if
@@ -125,6 +127,7 @@ public actor SyncEngine<Model: CloudCodable> {
 
     deinit {
         for task in backgroundTasks { task.cancel() }
+        refusalRetryTimer?.cancel()
         currentRun?.cancel()
         pageAhead?.answer.cancel()
         changeBroadcaster.finish()
@@ -145,6 +148,8 @@ public actor SyncEngine<Model: CloudCodable> {
         isClosed = true
         for task in backgroundTasks { task.cancel() }
         backgroundTasks.removeAll()
+        refusalRetryTimer?.cancel()
+        refusalRetryTimer = nil
         while let run = currentRun {
             run.cancel()
             _ = try? await run.value
@@ -237,7 +242,8 @@ public actor SyncEngine<Model: CloudCodable> {
     /// The identifiers of records this version of the model cannot decode
     /// (a newer version wrote a value of another type, or left out a field
     /// this one requires). Each is kept in the journal as the server wrote
-    /// it, reported once through ``events``, never deleted or overwritten by
+    /// it, reported through ``events`` once for each version the server
+    /// sends (not on every sync), never deleted or overwritten by
     /// the engine, and decoded when an engine whose model can is opened.
     public var undecodableRecords: Set<String> {
         Set(replica.server.compactMap { $0.value.model == nil ? $0.key : nil })
