@@ -70,6 +70,16 @@ public struct CloudDatabaseConformance: Sendable {
         Check("the change tag changes on every write") { try await $0.changeTagChangesOnEveryWrite() },
         Check("update merges the fields sent") { try await $0.updateMergesFields() },
         Check("replace replaces every field") { try await $0.replaceReplacesFields() },
+        Check("update clears the fields it names and keeps every other") { try await $0.updateClearsFields() },
+        Check("forceUpdate clears the fields it names") { try await $0.forceUpdateClearsFields() },
+        Check("a field both sent and cleared is a BAD_REQUEST") { try await $0.sentAndClearedIsRefused() },
+        Check("clearing with a stale change tag answers CONFLICT") { try await $0.clearingWithStaleTagConflicts() },
+        Check("the size limit counts the record without its cleared fields") {
+            try await $0.clearingFreesRoomUnderTheSizeLimit()
+        },
+        Check("zone changes, queries and query subscriptions see a cleared field gone") {
+            try await $0.clearedFieldsReachChangesQueriesAndSubscriptions()
+        },
         Check("a stale or missing change tag answers CONFLICT with the server record") {
             try await $0.staleChangeTagConflicts()
         },

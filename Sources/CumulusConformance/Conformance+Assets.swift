@@ -59,6 +59,7 @@ extension CloudDatabaseConformance {
         Check("collecting deletes unheld assets after the grace period and keeps held ones") {
             try await $0.unheldAssetsAreCollected()
         },
+        Check("clearing an asset field lets go of its asset") { try await $0.clearedAssetFieldIsCollected() },
     ]
 
     // MARK: Checks
@@ -312,6 +313,26 @@ extension CloudDatabaseConformance {
         try await controls.passTime(controls.assetGracePeriod + .seconds(60))
         try await controls.collectAssets()
         #expect(try await controls.storedAssetCount() == 0)
+    }
+}
+
+extension CloudDatabaseConformance {
+    func clearedAssetFieldIsCollected() async throws {
+        guard let controls = backend.assets else { return }
+        let alice = try await deviceWithZone()
+        let photo = try await alice.uploadAsset(assetBytes(100, seed: 1), record: "n1")
+        let thumbnail = try await alice.uploadAsset(assetBytes(100, seed: 2), record: "n1", field: "thumbnail")
+        var stored = try #require(
+            try await alice.create([note("n1", ["photo": .asset(photo), "thumbnail": .asset(thumbnail)])]).first)
+        stored.fields = [:]
+        let updated = try requireRecord(
+            try await alice.modify(RecordOperation(.update, stored, clearedFields: ["thumbnail"])))
+        #expect(updated.fields.keys == ["photo"])
+        try await controls.passTime(controls.assetGracePeriod + .seconds(60))
+        try await controls.collectAssets()
+        #expect(try await controls.storedAssetCount() == 1)
+        let held = try #require(try await alice.fetch("n1")?["photo"]?.assetValue)
+        #expect(try await readAll(try await alice.downloadAsset(held, range: nil)) == assetBytes(100, seed: 1))
     }
 }
 

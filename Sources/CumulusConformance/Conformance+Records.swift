@@ -388,3 +388,135 @@ extension CloudDatabaseConformance {
         #expect(keyed[0].record?.changeTag == saved[0].changeTag)
     }
 }
+
+// MARK: - Clearing fields (Cumulus's dialect: RecordOperation.clearedFields)
+
+extension CloudDatabaseConformance {
+    /// A record with fields `a`, `b`, `c` and the two names that only their bytes tell apart.
+    private func recordToClear(_ name: String) -> Record {
+        var record = note(name, ["a": .string("a"), "b": .int64(1), "c": .double(0.5)])
+        // Not a dictionary literal: Swift's `Dictionary` would merge the two names.
+        record.fields.updateValue(.int64(2), forKey: composed)
+        record.fields.updateValue(.int64(3), forKey: decomposed)
+        return record
+    }
+
+    /// Expects `fields` to be exactly `a`, `b` = `b` and the decomposed name (the others cleared).
+    private func expectCleared(_ fields: RecordFields, b: Int64, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(fields.count == 3, "\(fields.keys)", sourceLocation: sourceLocation)
+        #expect(fields["a"] == .string("a") && fields["b"] == .int64(b), sourceLocation: sourceLocation)
+        #expect(fields[decomposed] == .int64(3) && fields[composed] == nil, sourceLocation: sourceLocation)
+        #expect(fields["c"] == nil, sourceLocation: sourceLocation)
+    }
+
+    func updateClearsFields() async throws {
+        let database = try await deviceWithZone()
+        var stored = try #require(try await database.create([recordToClear("n1")]).first)
+        stored.fields = ["b": .int64(2)]
+        let updated = try requireRecord(
+            try await database.modify(RecordOperation(.update, stored, clearedFields: ["c", composed, "missing"])))
+        expectCleared(updated.fields, b: 2)
+        #expect(try await database.fetch("n1") == updated)
+
+        // Clearing alone, of fields the record no longer has, is a write like any other.
+        var bare = updated
+        bare.fields = [:]
+        let again = try requireRecord(try await database.modify(RecordOperation(.update, bare, clearedFields: ["c"])))
+        expectCleared(again.fields, b: 2)
+        #expect(again.changeTag != updated.changeTag)
+        #expect(try await database.fetch("n1") == again)
+    }
+
+    func forceUpdateClearsFields() async throws {
+        let database = try await deviceWithZone()
+        let first = try #require(try await database.create([recordToClear("n1")]).first)
+        _ = try requireRecord(try await database.modify(RecordOperation(.forceUpdate, note("n1", ["d": .int64(4)]))))
+        var stale = first
+        stale.fields = ["b": .int64(5)]
+        let updated = try requireRecord(
+            try await database.modify(RecordOperation(.forceUpdate, stale, clearedFields: ["c", composed, "d"])))
+        expectCleared(updated.fields, b: 5)
+        #expect(try await database.fetch("n1") == updated)
+
+        // A forceUpdate that creates the record: there is nothing to clear.
+        let created = try requireRecord(
+            try await database.modify(
+                RecordOperation(.forceUpdate, note("fresh", ["b": .int64(1)]), clearedFields: ["c"])))
+        #expect(created.fields == ["b": .int64(1)])
+    }
+
+    func sentAndClearedIsRefused() async throws {
+        let database = try await deviceWithZone()
+        let stored = try #require(try await database.create([note("n1", ["a": .int64(1), "b": .int64(2)])]).first)
+        var sent = stored
+        sent.fields = ["a": .int64(9)]
+        for type in [RecordOperationType.update, .forceUpdate] {
+            let error = expectFailure(
+                try await database.modify(RecordOperation(type, sent, clearedFields: ["b", "a"])), .badRequest)
+            #expect(error?.recordName == "n1")
+            #expect(error?.reason.contains("'a'") == true, "\(String(describing: error))")
+        }
+        #expect(try await database.fetch("n1") == stored)
+
+        // The other operations ignore the list: a field they do not send has no value anyway.
+        let replaced = try requireRecord(
+            try await database.modify(RecordOperation(.replace, sent, clearedFields: ["a", "b"])))
+        #expect(replaced.fields == ["a": .int64(9)])
+        let created = try requireRecord(
+            try await database.modify(RecordOperation(.create, note("n2", ["a": .int64(1)]), clearedFields: ["a"])))
+        #expect(created.fields == ["a": .int64(1)])
+    }
+
+    func clearingWithStaleTagConflicts() async throws {
+        let database = try await deviceWithZone()
+        let first = try #require(try await database.create([note("n1", ["a": .int64(1), "b": .int64(1)])]).first)
+        var second = first
+        second.fields = ["b": .int64(2)]
+        let current = try requireRecord(try await database.modify(RecordOperation(.update, second)))
+
+        var stale = first
+        stale.fields = [:]
+        let error = expectFailure(
+            try await database.modify(RecordOperation(.update, stale, clearedFields: ["a"])), .conflict)
+        #expect(error?.serverRecord == current)
+        #expect(try await database.fetch("n1") == current)
+    }
+
+    func clearingFreesRoomUnderTheSizeLimit() async throws {
+        let database = try await deviceWithZone()
+        let limit = RecordEncoder.defaultSizeLimit
+        let big = String(repeating: "x", count: limit * 3 / 4)
+        var stored = try #require(try await database.create([note("n1", ["text": .string(big)])]).first)
+        // The record as the server will hold it counts: without "text", "more" fits.
+        stored.fields = ["more": .string(big)]
+        expectFailure(try await database.modify(RecordOperation(.update, stored)), .badRequest)
+        let updated = try requireRecord(
+            try await database.modify(RecordOperation(.update, stored, clearedFields: ["text"])))
+        #expect(updated.fields == ["more": .string(big)])
+    }
+
+    func clearedFieldsReachChangesQueriesAndSubscriptions() async throws {
+        let phone = try await deviceWithZone()
+        let big = RecordQuery(recordType: "Note", filters: [QueryFilter("v", .greaterThanOrEquals, .int64(10))])
+        _ = try await phone.modifySubscriptions([
+            .save(Subscription(subscriptionID: "big", query: big, firesOn: [.updated], zoneID: notesZone))
+        ])
+        let laptop = NotificationRecorder(try await device())
+        await listening(laptop)
+        var stored = try #require(try await phone.create([note("n1", ["v": .int64(20), "title": .string("t")])]).first)
+        let token = try await phone.zoneChanges(since: nil).syncToken
+
+        stored.fields = [:]
+        let updated = try requireRecord(try await phone.modify(RecordOperation(.update, stored, clearedFields: ["v"])))
+        #expect(updated.fields == ["title": .string("t")])
+        // The record left the query's results: its subscription hears of it.
+        await laptop.wait(
+            for: .queryChanged(
+                QueryNotification(subscriptionID: "big", recordName: "n1", zoneID: notesZone, reason: .updated)))
+        let changes = try await phone.zoneChanges(since: token)
+        #expect(changes.records.map(\.record) == [updated])
+        let page = try await phone.queryRecords(
+            big, zoneID: notesZone, resultsLimit: nil, continuationMarker: nil, desiredKeys: nil)
+        #expect(page.records.isEmpty)
+    }
+}

@@ -14,6 +14,10 @@ struct WireRequestTests {
                 RecordOperation(.update, F.note(1), desiredKeys: []),
                 RecordOperation(.forceUpdate, F.note(2), desiredKeys: ["title", "count"]),
                 RecordOperation(.replace, F.note(3)),
+                RecordOperation(.update, F.note(4), clearedFields: ["gone", "caf\u{E9}"]),
+                RecordOperation(
+                    .forceUpdate, Record(recordType: "Note", recordName: "bare", zoneID: F.zone),
+                    clearedFields: ["only"]),
                 RecordOperation(.forceReplace, F.fullRecord("rec-2", zone: F.otherZone)),
                 RecordOperation(
                     .delete,
@@ -160,11 +164,66 @@ struct WireRequestTests {
         #expect(record["ratio"] == .double(0.5))
         #expect(record["tags"] == .stringList(["a", "b"]))
         #expect(record["gone"] == nil)
+        #expect(operations[0].clearedFields == ["gone"])
         #expect(operations[1].type == .delete)
         #expect(operations[1].record.recordName == "n2")
         #expect(operations[1].record.changeTag == "t2")
         #expect(operations[1].record.zoneID == zone)
         #expect(operations[1].record.metadata?.zoneID == zone)
+    }
+
+    @Test("an update writes each cleared field as a null value inside fields; other operations write none")
+    func clearedFieldsWritten() throws {
+        var record = Record(recordType: "T", recordName: "a", fields: ["kept": .int64(1)])
+        let written = { (operation: RecordOperation) throws -> String in
+            let request = CloudRequest.modifyRecords(operations: [operation], zoneID: .defaultZone, atomic: true)
+            return String(decoding: try #require(try request.encodedBody()), as: UTF8.self)
+        }
+        for type in [RecordOperationType.update, .forceUpdate] {
+            let body = try written(RecordOperation(type, record, clearedFields: ["x", "y"]))
+            #expect(
+                body.contains(#""fields":{"kept":{"type":"INT64","value":1},"x":{"value":null},"y":{"value":null}}"#))
+        }
+        for type in [RecordOperationType.create, .replace, .forceReplace, .delete] {
+            #expect(try !written(RecordOperation(type, record, clearedFields: ["x"])).contains("null"), "\(type)")
+        }
+        record.fields = [:]
+        #expect(
+            try written(RecordOperation(.update, record, clearedFields: ["x"])).contains(
+                #""fields":{"x":{"value":null}}"#))
+    }
+
+    @Test("a null field clears it in an update or forceUpdate, and is no value in the other saves")
+    func nullFieldsRead() throws {
+        func operation(_ type: String, fields: String) throws -> RecordOperation {
+            let body =
+                #"{"operations":[{"operationType":"\#(type)","record":{"recordName":"a","recordType":"T","fields":\#(fields)}}]}"#
+            guard case .modifyRecords(let operations, _, _) = try CloudRequest.decode(.modifyRecords, body: utf8(body))
+            else { throw CloudError(.internalError, reason: "not a modify request") }
+            return try #require(operations.first)
+        }
+        let fields =
+            #"{"k":{"value":1},"u":{"value":null},"t":{"type":"STRING","value":null},"v":{"value":null,"type":"INT64"}}"#
+        for type in ["update", "forceUpdate"] {
+            let read = try operation(type, fields: fields)
+            #expect(read.record.fields == ["k": .int64(1)])
+            #expect(read.clearedFields == ["u", "t", "v"])
+        }
+        for type in ["create", "replace", "forceReplace"] {
+            let read = try operation(type, fields: fields)
+            #expect(read.record.fields == ["k": .int64(1)])
+            #expect(read.clearedFields.isEmpty)
+        }
+        // Given twice, a name is cleared once; given a value as well, it is in both, for the server to refuse.
+        let twice = try operation(
+            "update", fields: #"{"u":{"value":null},"k":{"value":1},"u":{"value":null},"k":{"value":null}}"#)
+        #expect(twice.record.fields == ["k": .int64(1)])
+        #expect(twice.clearedFields == ["u", "k"])
+        // Names are bytes: the precomposed and decomposed names are two fields.
+        let names = try operation("update", fields: #"{"caf\u00e9":{"value":null},"cafe\u0301":{"value":1}}"#)
+        #expect(names.clearedFields == ["caf\u{E9}"])
+        #expect(names.record.fields.keys.count == 1)
+        #expect(names.record.fields["caf\u{E9}"] == nil)
     }
 
     @Test("missing zoneID is the default zone, missing atomic is true")
@@ -338,6 +397,21 @@ struct WireRequestTests {
             .modifyRecords,
             #"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":"T","fields":{"t":{"type":"TIMESTAMP","value":9223372036854775296}}}}]}"#,
             "range of dates"
+        ),
+        (
+            .modifyRecords,
+            #"{"operations":[{"operationType":"update","record":{"recordName":"a","recordType":"T","fields":{"f":{"type":"STRING"}}}}]}"#,
+            "'value'"
+        ),
+        (
+            .modifyRecords,
+            #"{"operations":[{"operationType":"update","record":{"recordName":"a","recordType":"T","fields":{"f":{"type":"NOPE","value":null}}}}]}"#,
+            "NOPE"
+        ),
+        (
+            .modifyRecords,
+            #"{"operations":[{"operationType":"forceUpdate","record":{"recordName":"a","recordType":"T","fields":{"f":null}}}]}"#,
+            "field 'f'"
         ),
         (.modifyRecords, #"{"operations":[],"atomic":"yes"}"#, "boolean"),
         (.modifyRecords, #"{"operations":[]} x"#, "after the end"),

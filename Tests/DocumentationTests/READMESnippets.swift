@@ -54,7 +54,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:735
+    // README.md:737
     /// The app's record of its Sign in with Apple credential.
     actor AppleSignIn {
         var identityToken: String?  // the credential's `identityToken` as text; nil while signed out
@@ -237,7 +237,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:691
+        // README.md:693
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
@@ -251,7 +251,7 @@ enum READMESnippets {
     }
 
     static func identityTokens() async throws {
-        // README.md:735
+        // README.md:737
         let signIn = AppleSignIn()
         let identified = RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(

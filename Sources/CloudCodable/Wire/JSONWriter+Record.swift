@@ -27,19 +27,30 @@ extension JSONWriter {
         try writeRecordTyped(record)
     }
 
+    /// Appends `record` as ``writeRecord(_:)`` does, with each name of
+    /// `clearedFields` inside `fields` as `"name":{"value":null}`: how an
+    /// `update` of Cumulus's dialect clears a field.
+    package mutating func writeRecord(_ record: Record, clearing clearedFields: [String]) throws {
+        try writeRecordTyped(record, clearing: clearedFields)
+    }
+
     /// ``writeRecord(_:)`` with its error type, for callers in this module.
-    mutating func writeRecordTyped(_ record: Record) throws(WireFormatError) {
+    mutating func writeRecordTyped(_ record: Record, clearing clearedFields: [String] = [])
+        throws(WireFormatError)
+    {
         makeUnique()
         let start = length
         do {
-            try writeRecordDictionary(record)
+            try writeRecordDictionary(record, clearing: clearedFields)
         } catch {
             length = start
             throw error
         }
     }
 
-    private mutating func writeRecordDictionary(_ record: Record) throws(WireFormatError) {
+    private mutating func writeRecordDictionary(_ record: Record, clearing clearedFields: [String])
+        throws(WireFormatError)
+    {
         put(WireText.recordOpen)
         putString(record.recordName)
         put(WireText.recordType)
@@ -50,6 +61,7 @@ extension JSONWriter {
         }
         put(WireText.fields)
         try writeFields(record.fields)
+        if !clearedFields.isEmpty { appendClearedFields(clearedFields, afterAny: !record.fields.isEmpty) }
         if let metadata = record.metadata {
             if let created = metadata.created {
                 put(WireText.created)
@@ -95,6 +107,18 @@ extension JSONWriter {
                 throw WireFormatError(error.code, offset: nil, message: "field '\(entries[i].name)': \(error.message)")
             }
             put(UInt8(ascii: "}"))
+        }
+        put(UInt8(ascii: "}"))
+    }
+
+    /// Reopens the `fields` object just written to add each of `names` as
+    /// `"name":{"value":null}`; `afterAny` says whether it holds fields already.
+    private mutating func appendClearedFields(_ names: [String], afterAny: Bool) {
+        length -= 1  // The object's closing brace.
+        for index in names.indices {
+            if index > 0 || afterAny { put(UInt8(ascii: ",")) }
+            putString(names[index])
+            put(WireText.clearedValue)
         }
         put(UInt8(ascii: "}"))
     }

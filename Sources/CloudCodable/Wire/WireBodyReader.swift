@@ -261,6 +261,18 @@ package struct WireBodyReader {
         return entry
     }
 
+    /// ``readRecord(allowingMissingType:)`` for the record of an `update` or
+    /// `forceUpdate` in Cumulus's dialect: a field whose value is `null` is
+    /// cleared, not merely absent, and its name goes to `clearedFields`
+    /// (once, in the order given). A name also given a value is in both.
+    package mutating func readRecord(clearingInto clearedFields: inout [String]) throws -> WireBodyEntry {
+        reader.clearedFields = []
+        defer { reader.clearedFields = nil }
+        let entry = try readRecord()
+        clearedFields = reader.clearedFields ?? []
+        return entry
+    }
+
     private mutating func readEntry(allowingMissingType: Bool) throws(WireFormatError) -> WireBodyEntry {
         let start = try peekValue("a record object")
         reader.allowsMissingRecordType = allowingMissingType

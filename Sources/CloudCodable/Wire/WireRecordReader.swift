@@ -27,6 +27,10 @@ struct WireRecordReader {
     /// Whether the last record read had a `zoneID` (a record without one
     /// belongs to the zone its request names).
     var lastRecordHadZoneID = false
+    /// When not `nil`, a field whose value is `null` is not absent but
+    /// cleared, as an update of Cumulus's dialect says it: its name is added
+    /// here (once) instead of removing a value given before it.
+    var clearedFields: [String]?
     /// Names that repeat from record to record (users, devices, zone
     /// owners): the records of one body share a copy of each.
     private var repeatedNames = RepeatedNames()
@@ -352,7 +356,7 @@ struct WireRecordReader {
     }
 
     /// Reads the `fields` object. A name given twice keeps its last value;
-    /// a `null` value removes the field.
+    /// a `null` value removes the field, or clears it (see ``clearedFields``).
     private mutating func readFields(depth: Int, context fieldContext: inout FieldContext) throws(WireFormatError)
         -> RecordFields
     {
@@ -370,6 +374,11 @@ struct WireRecordReader {
             }
             if let value {
                 fields.set(value, forKey: name, seen: &seen)
+            } else if clearedFields != nil {
+                // A name with a value as well stays in both, for the operation to be refused.
+                if clearedFields?.contains(where: { $0.utf8.elementsEqual(name.utf8) }) == false {
+                    clearedFields?.append(name)
+                }
             } else if seen.contains(FieldNameSummary.bit(of: name)) {
                 fields.removeValue(forKey: name)
             }

@@ -11,6 +11,8 @@ enum WireText {
     static var zoneID: StaticString { #","zoneID":"# }
     static var parent: StaticString { #","parent":{"recordName":"# }
     static var share: StaticString { #","share":{"recordName":"# }
+    /// What follows the name of a field an update clears (Cumulus's dialect).
+    static var clearedValue: StaticString { #":{"value":null}"# }
 
     // A share record's keys, after the zone.
     static var shortGUID: StaticString { #","shortGUID":"# }

@@ -41,6 +41,9 @@ public enum RecordOperationType: String, Sendable, Hashable, Codable, CaseIterab
     public var isDelete: Bool { self == .delete || self == .forceDelete }
     /// Whether the operation checks the record's change tag.
     public var checksChangeTag: Bool { self == .update || self == .replace || self == .delete }
+    /// Whether the operation merges the fields sent into the stored ones
+    /// (and so may clear some, ``RecordOperation/clearedFields``).
+    package var mergesFields: Bool { self == .update || self == .forceUpdate }
 }
 
 /// One operation of a `records/modify` request.

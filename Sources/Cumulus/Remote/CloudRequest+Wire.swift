@@ -5,8 +5,10 @@ extension CloudRequest {
     /// The request's JSON body, or `nil` for the `GET` operations.
     ///
     /// A delete operation sends its record's name, type, change tag and zone,
-    /// not its fields. `tokens/create` sends `{}`: the environment is in the
-    /// request's path.
+    /// not its fields. An `update` or `forceUpdate` sends each of its
+    /// ``RecordOperation/clearedFields`` as `"name":{"value":null}` inside
+    /// `fields` (Cumulus's dialect). `tokens/create` sends `{}`: the
+    /// environment is in the request's path.
     ///
     /// - Throws: ``CloudError`` (`BAD_REQUEST`) for a value JSON cannot hold.
     public func encodedBody() throws -> [UInt8]? {
@@ -182,7 +184,11 @@ extension CloudRequest {
                 writeDeletedRecord(operation.record, to: &writer)
             } else {
                 do {
-                    try writer.writeRecord(operation.record)
+                    if operation.type.mergesFields, !operation.clearedFields.isEmpty {
+                        try writer.writeRecord(operation.record, clearing: operation.clearedFields)
+                    } else {
+                        try writer.writeRecord(operation.record)
+                    }
                 } catch {
                     throw CloudError(
                         .badRequest, reason: "record '\(operation.record.recordName)' cannot be written: \(error)",

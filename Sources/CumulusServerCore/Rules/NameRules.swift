@@ -7,8 +7,8 @@ import Cumulus
 /// holding it could not be kept faithfully everywhere: it is refused with
 /// `BAD_REQUEST` before anything is read or written. That covers container,
 /// user, zone and owner names, record names and types, field names (of
-/// saved records, filters, sorts and `desiredKeys`, in queries and query
-/// subscriptions), the record names of references, and subscription
+/// saved records and cleared fields, filters, sorts and `desiredKeys`, in queries
+/// and query subscriptions), the record names of references, and subscription
 /// identifiers.
 public enum NameRules {
     /// Refuses a caller whose container or user name holds U+0000.
@@ -25,6 +25,7 @@ public enum NameRules {
             for operation in operations {
                 try check(operation.record)
                 try check(operation.desiredKeys, "a desired key")
+                try check(operation.clearedFields, "a cleared field name")
             }
         case .lookupRecords(let names, let zoneID, let desiredKeys):
             try check(zoneID)

@@ -275,6 +275,11 @@ struct RecordModification: Sendable {
             guard operation.type == .create else { return failure(.badRequest, "the record has no name") }
             name = UUID().uuidString
         }
+        if operation.type.mergesFields,
+            let both = operation.clearedFields.first(where: { sent.fields[$0] != nil })
+        {
+            return failure(.badRequest, "field '\(both)' is both sent and cleared")
+        }
         guard let sentZone = context.target(sent.zoneID), sentZone.key == access.key,
             sentZone.zoneName.isExactly(zoneName)
         else {
@@ -318,9 +323,11 @@ struct RecordModification: Sendable {
         var fields = sent.fields
         var parent = sent.parent
         var details = sent.shareDetails
-        if type == .update || type == .forceUpdate, let existing {
+        if type.mergesFields, let existing {
             fields = existing.fields
             for (key, value) in sent.fields { fields[key] = value }
+            // Never a field sent (refused above): the assets resolved below cannot bring one back.
+            for field in operation.clearedFields { fields.removeValue(forKey: field) }
             parent = parent ?? existing.parent
             details = details ?? existing.shareDetails
         }

@@ -8,7 +8,9 @@ extension CloudRequest {
     /// Members may come in any order; unknown members are ignored; integers
     /// may be strings (`numbersAsStrings`). A missing `zoneID` is the default
     /// zone, a missing `atomic` is `true`, and a record without a `zoneID`
-    /// belongs to the request's zone. The record of a delete keeps its name,
+    /// belongs to the request's zone. A field whose value is `null` is absent,
+    /// but in an `update` or `forceUpdate` it is cleared (Cumulus's dialect:
+    /// ``RecordOperation/clearedFields``). The record of a delete keeps its name,
     /// type, change tag and zone; its fields and stamps are dropped. The `GET` operations accept an empty
     /// body or any object. A save's record must have a non-empty type.
     ///
@@ -174,7 +176,7 @@ extension CloudRequest {
         let what = "operation \(index)"
         let start = reader.position
         var type: RecordOperationType?
-        var record: (Record, Bool)?
+        var record: (Record, Bool, [String])?
         var recordOffset: Int?
         var desiredKeys: [String]?
         try reader.readObject(what) { reader, key in
@@ -207,15 +209,21 @@ extension CloudRequest {
             record = try readOperationRecord(&reader, type, what)
             reader.seek(to: end)
         }
-        guard let (found, hasZoneID) = record else { throw reader.missing("record", in: what, at: start) }
-        return (RecordOperation(type, found, desiredKeys: desiredKeys), hasZoneID)
+        guard let (found, hasZoneID, cleared) = record else { throw reader.missing("record", in: what, at: start) }
+        return (RecordOperation(type, found, desiredKeys: desiredKeys, clearedFields: cleared), hasZoneID)
     }
 
+    /// Reads an operation's record, whether it names its zone, and, for an
+    /// update or forceUpdate, the fields it clears (those whose value is `null`).
     private static func readOperationRecord(_ reader: inout WireBodyReader, _ type: RecordOperationType, _ what: String)
-        throws -> (Record, Bool)
+        throws -> (Record, Bool, [String])
     {
         let start = reader.position
-        switch try reader.readRecord(allowingMissingType: type.isDelete) {
+        var cleared: [String] = []
+        let entry =
+            type.mergesFields
+            ? try reader.readRecord(clearingInto: &cleared) : try reader.readRecord(allowingMissingType: type.isDelete)
+        switch entry {
         case .record(var record, let hasZoneID):
             if type.isDelete {
                 // A delete carries its record's name, type, change tag and
@@ -235,7 +243,7 @@ extension CloudRequest {
             if !type.isDelete, let name = record.fields.first(where: { !isWritable($0.value) })?.key {
                 throw reader.error("\(what): field '\(name)': a timestamp out of the range of dates", at: start)
             }
-            return (record, hasZoneID)
+            return (record, hasZoneID, cleared)
         case .deleted, .failure:
             throw reader.error(
                 "\(what): the record of a \(type.rawValue) operation is a deleted record's entry", at: start)
