@@ -69,4 +69,24 @@ struct DocumentationTests {
         #expect(notes.map(\.title) == ["Groceries"])
         #expect(notes.first?.cloudMetadata != nil)
     }
+
+    @Test("the models article: each version reads the others' records; a default and a coding key do their part")
+    func modelVersions() async throws {
+        let (upgraded, older, pinned, heading) = try await EvolvingYourModelsSnippets.versions()
+        #expect(upgraded.title == "Shopping")
+        #expect(upgraded.rating == nil)
+        #expect(older.title == "Films")
+        #expect(pinned == false)
+        #expect(heading == "Shopping")
+    }
+
+    @Test("the models article: version 1 edits a note's title and version 2's rating stays")
+    func mixedVersions() async throws {
+        let rating = try await EvolvingYourModelsSnippets.mixedVersions()
+        // Issue #32: the engine's known-fields edits are being built on main; until they land,
+        // version 1's upload replaces the record and the rating is lost. Remove this wrapper then.
+        withKnownIssue("issue #32: an upload replaces the fields its model does not declare") {
+            #expect(rating == 5)
+        }
+    }
 }
