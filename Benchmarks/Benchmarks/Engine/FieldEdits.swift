@@ -55,6 +55,9 @@ final class FieldEditFixture: Sendable {
     let identifiers: [String]
     /// How many edits each `upload` and `sync` carries.
     let editsPerSync: Int
+    /// The names of the model's 40 fields; the server's records hold them
+    /// and the engine's own `cumulusWrites`.
+    let modelFields: Set<String>
     /// The number of the next round, whose parity picks the title it writes.
     private let rounds = RoundCounter()
 
@@ -70,18 +73,24 @@ final class FieldEditFixture: Sendable {
             database: database, directory: freshDirectory("edit"), configuration: configuration)
         let models = (0..<Self.recordCount).map(WideRecord.everyFieldSample)
         identifiers = models.map(\.cloudIdentifier)
-        let fields = try RecordEncoder().encode(models[0]).fields.count
-        guard fields == 40 else { throw FieldEditFailure("the wide record has \(fields) fields, not 40") }
+        modelFields = Set(try RecordEncoder().encode(models[0]).fields.keys)
+        guard modelFields.count == 40 else {
+            throw FieldEditFailure("the wide record has \(modelFields.count) fields, not 40")
+        }
         try await engine.upload(models)
         try await engine.sync()
-        try await checkSent(title: models[0].title)
+        try await checkSent { index in models[index].title }
+        // Each write adds its identifier to the record's `cumulusWrites`, which keeps
+        // the last 8: from then on an edit's bytes stay the same from round to round.
+        for _ in 0..<8 { try await editRound(nil, editsPerSync: Self.recordCount) }
     }
 
     /// One round: every record's title edited once, uploaded and sent in
-    /// groups of `editsPerSync`. Only the uploads and syncs are timed.
-    /// Returns the bytes of `records/modify` bodies per edit.
+    /// groups of `editsPerSync` (the fixture's by default). Only the uploads
+    /// and syncs are timed. Returns the bytes of `records/modify` bodies per edit.
     @discardableResult
-    func editRound(_ benchmark: Benchmark?) async throws -> Int {
+    func editRound(_ benchmark: Benchmark?, editsPerSync: Int? = nil) async throws -> Int {
+        let editsPerSync = editsPerSync ?? self.editsPerSync
         let title = rounds.next().isMultiple(of: 2) ? "Edited title, version A" : "Edited title, version B"
         var edited: [WideRecord] = []
         for identifier in identifiers {
@@ -102,7 +111,7 @@ final class FieldEditFixture: Sendable {
         let seconds = (clock.now - start) / .seconds(1)
         benchmark?.stopMeasurement()
         let sent = transport.modifications.reading - before
-        try await checkSent(title: title)
+        try await checkSent { _ in title }
         let expectedRequests = (edited.count + editsPerSync - 1) / editsPerSync
         guard sent.operations == edited.count, sent.requests == expectedRequests else {
             throw FieldEditFailure("\(sent.operations) operations in \(sent.requests) requests")
@@ -113,8 +122,9 @@ final class FieldEditFixture: Sendable {
         return bytes
     }
 
-    /// Throws unless every change went out and the server holds `title` with all 40 fields.
-    private func checkSent(title: String) async throws {
+    /// Throws unless every change went out and the server holds each
+    /// record (by its index in ``identifiers``) with its title and all 40 fields.
+    private func checkSent(title: (Int) -> String) async throws {
         let pending = await engine.pendingChangeCount
         let refused = await engine.refusedChanges
         guard pending == 0, refused.isEmpty else {
@@ -122,9 +132,14 @@ final class FieldEditFixture: Sendable {
             throw FieldEditFailure("\(pending) changes pending, \(refused.count) refused\(reason)")
         }
         let stored = await server.storedRecords(in: ZoneID(zoneName: WideRecord.cloudRecordType), of: Self.user)
-        let wrong = stored.filter { $0["title"] != .string(title) || $0.fields.count != 40 }
-        guard stored.count == Self.recordCount, wrong.isEmpty else {
-            throw FieldEditFailure("the server holds \(stored.count) records, \(wrong.count) not as edited")
+        let byName = Dictionary(stored.map { ($0.recordName, $0) }, uniquingKeysWith: { first, _ in first })
+        for (index, identifier) in identifiers.enumerated() {
+            guard let record = byName[identifier] else { throw FieldEditFailure("the server lacks \(identifier)") }
+            let missing = modelFields.subtracting(record.fields.keys)
+            guard record["title"] == .string(title(index)), missing.isEmpty else {
+                throw FieldEditFailure(
+                    "the server's \(identifier) lacks \(missing.sorted()), title \(record["title"] as Any)")
+            }
         }
     }
 }
