@@ -73,12 +73,14 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         // Engine workloads: upload until durable, fetch and apply a large zone
-        // from InMemoryCloudDatabase, re-open a large replica.
+        // from InMemoryCloudDatabase, re-open a large replica, edit one field
+        // through RemoteCloudDatabase (the core's wire decoder answers in process).
         .executableTarget(
             name: "Engine",
             dependencies: [
                 "BenchmarkModels",
                 .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CumulusServerCore", package: "Cumulus"),
                 .product(name: "CumulusTesting", package: "Cumulus"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],

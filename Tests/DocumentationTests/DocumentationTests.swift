@@ -75,4 +75,20 @@ struct DocumentationTests {
         // The note's id and title, and the engine's write lineage.
         #expect(try await CumulusTestingSnippets.productionSchema() == 3)
     }
+
+    @Test("the models article: each version reads the others' records; a default and a coding key do their part")
+    func modelVersions() async throws {
+        let (upgraded, older, pinned, heading) = try await EvolvingYourModelsSnippets.versions()
+        #expect(upgraded.title == "Shopping")
+        #expect(upgraded.rating == nil)
+        #expect(older.title == "Films")
+        #expect(pinned == false)
+        #expect(heading == "Shopping")
+    }
+
+    @Test("the models article: version 1 edits a note's title and version 2's rating stays")
+    func mixedVersions() async throws {
+        let rating = try await EvolvingYourModelsSnippets.mixedVersions()
+        #expect(rating == 5)
+    }
 }

@@ -15,14 +15,25 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?  // nil until the server has the record
     }
 
-    // README.md:215
+    // README.md:219
+    struct LandmarkV2: CloudCodable, Identifiable {
+        static var cloudRecordType: String { "Landmark" }  // the records of version 1's `Landmark`
+        var id = UUID()
+        var name: String
+        var tags: [String] = []
+        var visited: Date? = nil
+        var rating: Int? = nil  // new: older records read as nil, older versions never clear it
+        var cloudMetadata: RecordMetadata?
+    }
+
+    // README.md:244
     struct Album: CloudCodable, Identifiable {
         var id: String
         var name: String
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:215
+    // README.md:244
     struct Photo: CloudCodable, Identifiable {
         var id: String
         var albumID: String
@@ -31,7 +42,7 @@ enum READMESnippets {
         var cloudParentIdentifier: String? { albumID }  // the record's parent
     }
 
-    // README.md:268
+    // README.md:297
     struct Picture: CloudCodable, Identifiable {
         var id: String
         var caption: String
@@ -39,7 +50,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:333
+    // README.md:362
     struct Clipping: CloudCodable, Identifiable {
         var id: String
         var album: CloudReference<Album>  // deleting the album deletes the clipping
@@ -47,14 +58,14 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:461
+    // README.md:490
     struct Post: CloudCodable, Identifiable {
         var id: String
         var text: String
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:737
+    // README.md:766
     /// The app's record of its Sign in with Apple credential.
     actor AppleSignIn {
         var identityToken: String?  // the credential's `identityToken` as text; nil while signed out
@@ -98,7 +109,7 @@ enum READMESnippets {
     }
 
     static func belongTogether() async throws {
-        // README.md:215
+        // README.md:244
         let library = InMemoryCloudServer().database(signedInAs: "alice")
         let shared = SyncConfiguration(zoneName: "Library")
         let root = FileManager.default.temporaryDirectory
@@ -118,7 +129,7 @@ enum READMESnippets {
     }
 
     static func photosAndFiles() async throws -> Data {
-        // README.md:268
+        // README.md:297
         let pictureServer = InMemoryCloudServer()
         let here = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let phone = try await SyncEngine<Picture>(
@@ -147,7 +158,7 @@ enum READMESnippets {
     }
 
     static func references() async throws -> [Clipping] {
-        // README.md:333
+        // README.md:362
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let library = SyncConfiguration(zoneName: "Library")  // references stay in one zone
         let folder = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
@@ -172,7 +183,7 @@ enum READMESnippets {
     }
 
     static func sharing() async throws -> Share {
-        // README.md:385
+        // README.md:414
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         try await server.setEmailAddress("bob@example.com", forUser: "bob")
@@ -190,7 +201,7 @@ enum READMESnippets {
         // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
         share.addParticipant(.user("carol"), permission: .readOnly)
         share = try await aliceAlbums.saveShare(share)
-        // README.md:410
+        // README.md:439
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
         print(
@@ -208,7 +219,7 @@ enum READMESnippets {
     }
 
     static func publicBoard() async throws -> (posts: [Post], refused: CloudError?) {
-        // README.md:461
+        // README.md:490
         let board = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         let alice = try await SyncEngine<Post>(
@@ -237,7 +248,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:693
+        // README.md:722
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
@@ -251,7 +262,7 @@ enum READMESnippets {
     }
 
     static func identityTokens() async throws {
-        // README.md:737
+        // README.md:766
         let signIn = AppleSignIn()
         let identified = RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(

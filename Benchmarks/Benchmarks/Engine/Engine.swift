@@ -1,6 +1,7 @@
 // Engine benchmarks for ordo-one/package-benchmark: upload until durable,
-// fetch and apply a large zone, re-open a large replica. Each has a
-// Foundation baseline that runs in the same invocation.
+// fetch and apply a large zone, re-open a large replica, send edits of one
+// field of a wide record. Each has a baseline that runs in the same
+// invocation (Foundation's, or the whole record's send for the edits).
 //
 //   swift package --package-path Benchmarks benchmark --target Engine
 //   CUMULUS_BENCH_RECORDS=100000 swift package --package-path Benchmarks benchmark --filter 'Engine fetch.*'
@@ -42,6 +43,7 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 20)
 
     registerUploadBenchmarks()
+    registerFieldEditBenchmarks()
     registerFetchBenchmarks(count: largeRecordCount)
     registerLoadBenchmarks(count: 100_000)
     if largeRecordCount != 100_000 { registerLoadBenchmarks(count: largeRecordCount) }
