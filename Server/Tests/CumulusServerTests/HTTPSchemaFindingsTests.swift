@@ -47,6 +47,33 @@ struct HTTPSchemaFindingsTests {
         }
     }
 
+    @Test("a forceUpdate clears a field sent with a null value, typed or not, and keeps the fields not sent")
+    func nullFieldClearsInUpdate() async throws {
+        try await HTTPTestServer.with { server in
+            let fields = #"{"a":{"type":"STRING","value":"x"},"b":{"type":"INT64","value":1},"c":{"value":2}}"#
+            _ = try await server.sendAsUser(
+                "records/modify", body: #"{"operations":[\#(Self.create("n", type: "Note", fields: fields))]}"#)
+            let clears = [#"{"a":{"value":null}}"#, #"{"b":{"type":"INT64","value":null},"d":{"value":null}}"#]
+            var kept = ["a", "b", "c"]
+            for clear in clears {
+                let body =
+                    #"{"operations":[{"operationType":"forceUpdate","record":{"recordName":"n","recordType":"Note","fields":\#(clear)}}]}"#
+                let answer = try await server.sendAsUser("records/modify", body: body)
+                kept.removeFirst()
+                let record = (answer.json["records"] as? [[String: Any]])?.first
+                #expect((record?["fields"] as? [String: Any])?.keys.sorted() == kept, "\(answer.json)")
+            }
+            let both = #"{"c":{"value":3},"c":{"value":null}}"#
+            let refused = try await server.sendAsUser(
+                "records/modify",
+                body:
+                    #"{"operations":[{"operationType":"forceUpdate","record":{"recordName":"n","recordType":"Note","fields":\#(both)}}]}"#
+            )
+            let entry = (refused.json["records"] as? [[String: Any]])?.first
+            #expect(entry?["serverErrorCode"] as? String == "BAD_REQUEST", "\(refused.json)")
+        }
+    }
+
     @Test("a timestamp a date cannot hold is 400, not a server error, and stores nothing")
     func timestampOutOfRange() async throws {
         try await HTTPTestServer.with { server in

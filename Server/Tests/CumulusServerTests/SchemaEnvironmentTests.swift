@@ -60,5 +60,12 @@ struct SchemaEnvironmentTests {
             recordType: "Note", recordName: "n5", zoneID: notesZone, fields: ["title": .int64(1), "body": .int64(2)])
         let unknown = try await second.modify([RecordOperation(.create, untaught)], as: bobProduction)
         #expect(unknown[0].error?.reason.contains("'body'") == true, "\(unknown[0])")
+
+        // Clearing needs no schema entry: production clears a deployed field and one it never had.
+        var edit = try #require(try await first.lookup(["n2"], as: aliceProduction)[0].record)
+        edit.fields = [:]
+        let cleared = try await first.modify(
+            [RecordOperation(.update, edit, clearedFields: ["title", "undeployed"])], as: aliceProduction)
+        #expect(cleared[0].record?.fields.isEmpty == true, "\(cleared[0])")
     }
 }
