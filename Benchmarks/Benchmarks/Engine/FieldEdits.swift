@@ -12,6 +12,15 @@ let editsPerSecond = BenchmarkMetric.custom("edits/s", polarity: .prefersLarger,
 /// the same edits, sent by a second engine in the benchmark's setup, in
 /// thousandths (the goal: at most 150).
 let deltaShare = BenchmarkMetric.custom("‰ of whole-record bytes", polarity: .prefersSmaller, useScalingFactor: false)
+/// The floor of a one-field edit, in thousandths of the whole-record bytes:
+/// the same request with an `update` of each record carrying the edited
+/// field alone, as the client writes it.
+let fieldFloorShare = BenchmarkMetric.custom(
+    "‰ floor: the field alone", polarity: .prefersSmaller, useScalingFactor: false)
+/// The same floor with the write lineage (`cumulusWrites`) that every
+/// engine write carries, so that its own write is recognised after a lost answer.
+let lineageFloorShare = BenchmarkMetric.custom(
+    "‰ floor: field and lineage", polarity: .prefersSmaller, useScalingFactor: false)
 
 /// Edits of one field (`title`) of 40-field wide records through a
 /// `SyncEngine` over `RemoteCloudDatabase`: field deltas (an `update` of
@@ -23,13 +32,17 @@ func registerFieldEditBenchmarks() {
         timeUnits: .milliseconds, warmupIterations: 1, scalingFactor: .one, maxDuration: .seconds(10),
         maxIterations: 20)
     var deltaConfiguration = configuration
-    deltaConfiguration.metrics.append(deltaShare)
+    deltaConfiguration.metrics += [deltaShare, fieldFloorShare, lineageFloorShare]
     for editsPerSync in [FieldEditFixture.recordCount, 1] {
         let shape = editsPerSync == 1 ? "one per sync" : "\(editsPerSync) per sync"
         Benchmark("Engine edit 1 of 40 fields, field deltas, \(shape)", configuration: deltaConfiguration) {
             benchmark, pair in
             let bytes = try await pair.deltas.editRound(benchmark)
-            benchmark.measurement(deltaShare, bytes * 1_000 / max(1, pair.wholeRecordBytes))
+            let whole = max(1, pair.wholeRecordBytes)
+            benchmark.measurement(deltaShare, bytes * 1_000 / whole)
+            let floors = try await pair.deltas.floorBytes()
+            benchmark.measurement(fieldFloorShare, floors.field * 1_000 / whole)
+            benchmark.measurement(lineageFloorShare, floors.withLineage * 1_000 / whole)
         } setup: {
             try await FieldEditPair(editsPerSync: editsPerSync)
         }
@@ -120,6 +133,30 @@ final class FieldEditFixture: Sendable {
         benchmark?.measurement(bytesPerEdit, bytes)
         benchmark?.measurement(editsPerSecond, Int(Double(edited.count) / seconds))
         return bytes
+    }
+
+    /// The smallest bodies per edit that could carry the last round's
+    /// edits, in groups of ``editsPerSync``: `update`s of the server's records
+    /// with the `title` alone, and with the title and `cumulusWrites`.
+    func floorBytes() async throws -> (field: Int, withLineage: Int) {
+        let zoneID = ZoneID(zoneName: WideRecord.cloudRecordType)
+        let stored = await server.storedRecords(in: zoneID, of: Self.user)
+        func bytes(keeping fields: [String]) throws -> Int {
+            let operations = stored.map { record in
+                var delta = record
+                delta.fields = RecordFields()
+                for field in fields { delta.fields[field] = record[field] }
+                return RecordOperation(.update, delta)
+            }
+            var total = 0
+            for first in stride(from: 0, to: operations.count, by: editsPerSync) {
+                let group = Array(operations[first..<min(first + editsPerSync, operations.count)])
+                let request = CloudRequest.modifyRecords(operations: group, zoneID: zoneID, atomic: false)
+                total += try request.encodedBody()?.count ?? 0
+            }
+            return total / max(1, operations.count)
+        }
+        return (try bytes(keeping: ["title"]), try bytes(keeping: ["title", "cumulusWrites"]))
     }
 
     /// Throws unless every change went out and the server holds each

@@ -71,7 +71,8 @@ struct Replica<Model: CloudCodable>: Sendable {
     var unstamped: Set<String> = []
     /// The format of the journal's metadata document (0: none yet).
     var journalFormat = 0
-    /// Records the server refused for good, not sent again until changed locally.
+    /// Records the server refused: not sent again until changed locally, what
+    /// refused them changes, or their retry is due (``refusalRetries``).
     var refused: [String: CloudError] = [:]
     /// When each refusal that may pass is tried again (``Settings/elapsed``);
     /// a refusal without one waits for a local change or for what refused it.
@@ -222,9 +223,9 @@ struct Replica<Model: CloudCodable>: Sendable {
         } else {
             resolved = client
             resolved.cloudMetadata = metadata
-            guard let encoded = try? limitlessEncoder.encode(resolved) else {
-                preconditionFailure("Internal inconsistency: an accepted model no longer encodes")
-            }
+            // A model queued by an earlier version of the app may not encode
+            // as this one; the base then stays as it is rather than lose a field.
+            guard let encoded = try? limitlessEncoder.encode(resolved) else { return base.record }
             record = encoded
         }
         record.zoneID = zoneID
