@@ -215,7 +215,8 @@ extension CloudRequest {
         throws -> (Record, Bool)
     {
         let start = reader.position
-        switch try reader.readRecord(allowingMissingType: type.isDelete) {
+        // A create may leave the name out: the service names the record (a UUID).
+        switch try reader.readRecord(allowingMissingType: type.isDelete, allowingMissingName: type == .create) {
         case .record(var record, let hasZoneID):
             if type.isDelete {
                 // A delete carries its record's name, type, change tag and
