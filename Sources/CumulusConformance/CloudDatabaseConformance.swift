@@ -60,7 +60,7 @@ public struct CloudDatabaseConformance: Sendable {
 
     /// Every check.
     public static let checks: [Check] =
-        recordChecks + queryChecks + changeChecks + zoneChecks + notificationChecks
+        recordChecks + queryChecks + listAndPlaceQueryChecks + changeChecks + zoneChecks + notificationChecks
         + userChecks + faultChecks + nameChecks + sharingChecks + addressChecks + assetChecks + referenceChecks
         + publicChecks
 
