@@ -60,8 +60,9 @@ public struct CloudDatabaseConformance: Sendable {
 
     /// Every check.
     public static let checks: [Check] =
-        recordChecks + queryChecks + changeChecks + zoneChecks + notificationChecks
-        + userChecks + faultChecks + nameChecks + sharingChecks + assetChecks + referenceChecks + publicChecks
+        recordChecks + queryChecks + listAndPlaceQueryChecks + changeChecks + zoneChecks + notificationChecks
+        + userChecks + faultChecks + nameChecks + sharingChecks + addressChecks + assetChecks + referenceChecks
+        + publicChecks
 
     static let recordChecks: [Check] = [
         Check("create stores the record with server metadata") { try await $0.createStoresServerMetadata() },

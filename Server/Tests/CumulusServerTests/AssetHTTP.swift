@@ -31,12 +31,17 @@ enum AssetHTTP {
         }
     }
 
-    /// The URL of an asset URL as a record or `assets/upload` gives it: a path
-    /// on `base` or absolute, its `${f}` replaced by a file name.
+    /// An asset URL as a record or `assets/upload` gives it (absolute, or a
+    /// path) sent to the server at `base`, so that a test chooses which of
+    /// several servers it reaches; its `${f}` replaced by a file name.
     static func url(_ text: String, on base: URL, fileName: String = "file.bin") -> URL {
-        let filled = text.replacingOccurrences(of: "${f}", with: fileName)
-        if filled.hasPrefix("/") { return URL(string: base.absoluteString + filled)! }
-        return URL(string: filled)!
+        var path = text.replacingOccurrences(of: "${f}", with: fileName)
+        if !path.hasPrefix("/"), let scheme = path.range(of: "://"),
+            let slash = path[scheme.upperBound...].firstIndex(of: "/")
+        {
+            path = String(path[slash...])
+        }
+        return URL(string: base.absoluteString + path)!
     }
 
     /// POSTs `bytes` to an upload URL.

@@ -141,7 +141,8 @@ struct HTTPAssetTests {
             // Only the head is sent: the answer cannot wait for the body.
             let declared = try await RawHTTPConnection.connect(port: port)
             try await declared.send(
-                "POST \(targets[0].url) HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100001\r\n\r\n")
+                "POST \(URL(string: targets[0].url)!.path) HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100001\r\n\r\n"
+            )
             let refused = try #require(try await declared.response(within: .seconds(5)))
             #expect(refused.isError(.limitExceeded, status: 413))
             #expect(try await declared.waitForClose(within: .seconds(5)))
@@ -150,7 +151,8 @@ struct HTTPAssetTests {
             // A chunked body is refused once it passes the limit, before it ends.
             let chunked = try await RawHTTPConnection.connect(port: port)
             try await chunked.send(
-                "POST \(targets[1].url) HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")
+                "POST \(URL(string: targets[1].url)!.path) HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+            )
             let chunk = Array("4000\r\n".utf8) + [UInt8](repeating: 7, count: 0x4000) + Array("\r\n".utf8)
             var sent = 0
             var answer: RawHTTPResponse?
@@ -185,7 +187,8 @@ struct HTTPAssetTests {
             // over three seconds, longer than the body timeout.
             let slow = try await RawHTTPConnection.connect(port: port)
             try await slow.send(
-                "POST \(targets[0].url) HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(128 * 1024)\r\n\r\n")
+                "POST \(URL(string: targets[0].url)!.path) HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(128 * 1024)\r\n\r\n"
+            )
             let began = ContinuousClock.now
             for index in 0..<32 {
                 do {
@@ -205,7 +208,8 @@ struct HTTPAssetTests {
             // A body that stops coming is cut off a body timeout after its last bytes.
             let stalled = try await RawHTTPConnection.connect(port: port)
             try await stalled.send(
-                "POST \(targets[1].url) HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(128 * 1024)\r\n\r\n")
+                "POST \(URL(string: targets[1].url)!.path) HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(128 * 1024)\r\n\r\n"
+            )
             for _ in 0..<16 {
                 try await stalled.send([UInt8](repeating: 1, count: 4096))
                 try await Task.sleep(for: .milliseconds(100))

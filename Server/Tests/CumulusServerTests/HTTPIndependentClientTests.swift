@@ -97,4 +97,114 @@ struct HTTPIndependentClientTests {
             }
         }
     }
+
+    @Test("a create without recordName gets a UUID from the server, answered with the record")
+    func createWithoutName() async throws {
+        try await HTTPTestServer.with { server in
+            let save =
+                #"{"operations":[{"operationType":"create","record":{"recordType":"Note","fields":{"t":{"value":"x"}}}}]}"#
+            let answer = try await server.sendAsUser("records/modify", body: save)
+            #expect(answer.status == 200, "\(answer.json)")
+            let record = try #require((answer.json["records"] as? [[String: Any]])?.first)
+            let name = try #require(record["recordName"] as? String)
+            #expect(UUID(uuidString: name) != nil && record["recordChangeTag"] is String, "\(record)")
+            let lookup = try await server.sendAsUser(
+                "records/lookup", body: #"{"records":[{"recordName":"\#(name)"}]}"#)
+            #expect((lookup.json["records"] as? [[String: Any]])?.first?["recordType"] as? String == "Note")
+            // Only a create may leave the name out.
+            let update =
+                #"{"operations":[{"operationType":"forceUpdate","record":{"recordType":"Note","fields":{}}}]}"#
+            #expect(try await server.sendAsUser("records/modify", body: update).status == 400)
+        }
+    }
+
+    @Test("NEAR, sorts by distance and the list comparators answer as the reference says")
+    func placeAndListComparators() async throws {
+        try await HTTPTestServer.with { server in
+            func note(_ name: String, _ latitude: Double, _ longitude: Double, _ tags: String) -> String {
+                let place = #"{"value":{"latitude":\#(latitude),"longitude":\#(longitude)},"type":"LOCATION"}"#
+                return #"{"operationType":"create","record":{"recordName":"\#(name)","recordType":"Place","fields":"#
+                    + #"{"at":\#(place),"tags":{"value":\#(tags),"type":"STRING_LIST"}}}}"#
+            }
+            let save = [
+                note("louvre", 48.8606, 2.3376, #"["museum","paris"]"#), note("tour", 48.8584, 2.2945, #"["tower"]"#),
+                note("london", 51.5074, -0.1278, #"["museum"]"#),
+            ]
+            #expect(
+                try await server.sendAsUser(
+                    "records/modify", body: #"{"operations":[\#(save.joined(separator: ","))]}"#
+                )
+                .status == 200)
+            let paris = #"{"latitude":48.8566,"longitude":2.3522}"#
+            let cases: [(String, String, [String])] = [
+                (
+                    #"{"comparator":"NEAR","fieldName":"at","fieldValue":{"value":\#(paris)},"distance":5000}"#, "",
+                    ["louvre", "tour"]
+                ),
+                (
+                    #"{"comparator":"NEAR","fieldName":"at","fieldValue":{"value":\#(paris)},"distance":400000}"#,
+                    #","sortBy":[{"fieldName":"at","relativeLocation":\#(paris),"ascending":false}]"#,
+                    ["london", "tour", "louvre"]
+                ),
+                (
+                    #"{"comparator":"LIST_MEMBER_BEGINS_WITH","fieldName":"tags","fieldValue":{"value":"mus"}}"#, "",
+                    ["london", "louvre"]
+                ),
+                (
+                    #"{"comparator":"NOT_LIST_MEMBER_BEGINS_WITH","fieldName":"tags","fieldValue":{"value":"mus"}}"#,
+                    "",
+                    ["tour"]
+                ),
+                (
+                    #"{"comparator":"LIST_CONTAINS_ANY","fieldName":"tags","fieldValue":{"value":["tower","paris"]}}"#,
+                    "",
+                    ["louvre", "tour"]
+                ),
+                (
+                    #"{"comparator":"LIST_CONTAINS_ALL","fieldName":"tags","fieldValue":{"value":["museum","paris"]}}"#,
+                    "",
+                    ["louvre"]
+                ),
+            ]
+            for (filter, sort, expected) in cases {
+                let answer = try await server.sendAsUser(
+                    "records/query", body: #"{"query":{"recordType":"Place","filterBy":[\#(filter)]\#(sort)}}"#)
+                #expect(answer.status == 200, "\(filter): \(answer.json)")
+                let names = (answer.json["records"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String }
+                #expect(names == expected, "\(filter): \(answer.json)")
+            }
+            let noDistance = #"{"comparator":"NEAR","fieldName":"at","fieldValue":{"value":\#(paris)}}"#
+            let refused = try await server.sendAsUser(
+                "records/query", body: #"{"query":{"recordType":"Place","filterBy":[\#(noDistance)]}}"#)
+            #expect(refused.isError(.badRequest, status: 400), "\(refused.json)")
+        }
+    }
+
+    @Test("upload and poll URLs are absolute on the listening address, whatever the Host header says")
+    func absoluteURLs() async throws {
+        try await HTTPTestServer.with { server in
+            _ = try await server.sendAsUser(
+                "zones/modify",
+                body: #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"Photos"}}}]}"#)
+            let body =
+                #"{"zoneID":{"zoneName":"Photos"},"tokens":[{"recordName":"p","recordType":"Photo","fieldName":"image"}]}"#
+            let base = "http://127.0.0.1:\(server.port)"
+            for (operation, text) in [
+                ("assets/upload", body), ("tokens/create", #"{"apnsEnvironment":"development"}"#),
+            ] {
+                let connection = try await RawHTTPConnection.connect(port: server.port)
+                let query = "ckAPIToken=\(server.apiToken)&ckWebAuthToken=\(server.webAuthToken)"
+                try await connection.send(
+                    "POST \(server.path(operation))?\(query) HTTP/1.1\r\nHost: evil.example.com\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)")
+                let answer = try #require(try await connection.response(within: .seconds(10)))
+                await connection.close()
+                #expect(answer.status == 200, "\(operation): \(answer.json)")
+                let url =
+                    (answer.json["tokens"] as? [[String: Any]])?.first?["url"] as? String
+                    ?? answer.json["webcourierURL"] as? String
+                #expect(url?.hasPrefix(base + "/") == true, "\(operation): \(answer.json)")
+            }
+        }
+    }
 }

@@ -194,6 +194,10 @@ struct WrappedService: CloudServing {
     func sharePreview(shortGUID: String) async throws -> SharePreview? {
         try await base.sharePreview(shortGUID: shortGUID)
     }
+
+    func useListeningAddress(_ url: String) { base.useListeningAddress(url) }
+
+    func absoluteURL(_ path: String) -> String { base.absoluteURL(path) }
 }
 
 /// An HTTP answer and its JSON.

@@ -45,8 +45,8 @@ struct PostgresStorageTests {
                 }
             }
             // One row per version: 1 (the tables), 2 (notification channels), 3 (sharing),
-            // 4 (query subscriptions), 5 (assets), 6 (identities), 7 (credentials).
-            #expect(rows.count == 1 && rows.first?.0 == 7 && rows.first?.1 == 7)
+            // 4 (query subscriptions), 5 (assets), 6 (identities), 7 (credentials), 8 (one holder per address).
+            #expect(rows.count == 1 && rows.first?.0 == 8 && rows.first?.1 == 8)
             for storage in storages { try await storage.close() }
         }
     }

@@ -251,9 +251,15 @@ package struct WireBodyReader {
 
     /// Reads the record dictionary at the cursor; with `allowingMissingType`
     /// a record without `recordType` (as a delete operation sends it) has an
-    /// empty type. An error entry is an error here.
-    package mutating func readRecord(allowingMissingType: Bool = false) throws -> WireBodyEntry {
+    /// empty type, and with `allowingMissingName` one without `recordName`
+    /// (as a create operation may send it) an empty name. An error entry is
+    /// an error here.
+    package mutating func readRecord(allowingMissingType: Bool = false, allowingMissingName: Bool = false) throws
+        -> WireBodyEntry
+    {
         let start = try peekValue("a record object")
+        reader.allowsMissingRecordName = allowingMissingName
+        defer { reader.allowsMissingRecordName = false }
         let entry = try readEntry(allowingMissingType: allowingMissingType)
         if case .failure = entry {
             throw WireFormatError(.invalidValue, offset: start, message: "expected a record, found an error entry")

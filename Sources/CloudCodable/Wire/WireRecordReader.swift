@@ -24,6 +24,9 @@ struct WireRecordReader {
     /// Whether a record without `recordType` is read with an empty type (the
     /// record of a delete operation holds only its name).
     var allowsMissingRecordType = false
+    /// Whether a record without `recordName` is read with an empty name
+    /// (the record of a create operation, which the server names).
+    var allowsMissingRecordName = false
     /// Whether the last record read had a `zoneID` (a record without one
     /// belongs to the zone its request names).
     var lastRecordHadZoneID = false
@@ -160,7 +163,7 @@ struct WireRecordReader {
             sawErrorEntry = true
             return Record(recordType: "", recordName: recordName ?? "")
         }
-        guard let recordName else {
+        guard let recordName = recordName ?? (allowsMissingRecordName ? "" : nil) else {
             throw scanner.error(.missingKey, at: start, "record has no 'recordName'")
         }
         if deleted {

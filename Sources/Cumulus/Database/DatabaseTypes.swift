@@ -95,9 +95,8 @@ public enum RecordResult: Sendable, Hashable {
 
 /// A comparison in a query's filter (the wire's `comparator`).
 ///
-/// ``QueryEvaluation`` gives each its exact meaning. CloudKit's `NEAR` is
-/// left out: it needs a distance in metres besides the location, which
-/// ``QueryFilter`` cannot carry, so a query that names it is a `BAD_REQUEST`.
+/// ``QueryEvaluation`` gives each its exact meaning. `NEAR` takes its
+/// radius from ``QueryFilter/distance``.
 public enum QueryComparator: String, Sendable, Hashable, Codable, CaseIterable {
     /// The field equals the value.
     case equals = "EQUALS"
@@ -127,6 +126,16 @@ public enum QueryComparator: String, Sendable, Hashable, Codable, CaseIterable {
     case containsAllTokens = "CONTAINS_ALL_TOKENS"
     /// The string field holds at least one word of the value.
     case containsAnyTokens = "CONTAINS_ANY_TOKENS"
+    /// Some element of the string list field starts with the value.
+    case listMemberBeginsWith = "LIST_MEMBER_BEGINS_WITH"
+    /// No element of the string list field starts with the value.
+    case notListMemberBeginsWith = "NOT_LIST_MEMBER_BEGINS_WITH"
+    /// The list field holds at least one of the list value's elements.
+    case listContainsAny = "LIST_CONTAINS_ANY"
+    /// The list field holds every element of the list value.
+    case listContainsAll = "LIST_CONTAINS_ALL"
+    /// The location field lies within ``QueryFilter/distance`` metres of the location value.
+    case near = "NEAR"
 }
 
 /// One condition of a query: `fieldName comparator fieldValue`.
@@ -137,12 +146,25 @@ public struct QueryFilter: Sendable, Hashable {
     public var comparator: QueryComparator
     /// What it is compared with.
     public var fieldValue: FieldValue
+    /// The radius of a `NEAR` filter, in metres (the wire's `distance`);
+    /// `nil` for every other comparator.
+    public var distance: Double?
 
     /// Creates a filter.
-    public init(_ fieldName: String, _ comparator: QueryComparator, _ fieldValue: FieldValue) {
+    public init(_ fieldName: String, _ comparator: QueryComparator, _ fieldValue: FieldValue, distance: Double? = nil) {
         self.fieldName = fieldName
         self.comparator = comparator
         self.fieldValue = fieldValue
+        self.distance = distance
+    }
+
+    /// A `NEAR` filter: the location field lies within `meters` of `location`.
+    ///
+    /// ```swift
+    /// let nearby = QueryFilter.near("place", Location(latitude: 48.8566, longitude: 2.3522), within: 5_000)
+    /// ```
+    public static func near(_ fieldName: String, _ location: Location, within meters: Double) -> QueryFilter {
+        QueryFilter(fieldName, .near, .location(location), distance: meters)
     }
 }
 
@@ -152,11 +174,21 @@ public struct QuerySort: Sendable, Hashable {
     public var fieldName: String
     /// Whether smaller values come first.
     public var ascending: Bool
+    /// For a location field, the place whose distance orders the records
+    /// (the wire's `relativeLocation`): nearest first when ascending.
+    public var relativeLocation: Location?
 
     /// Creates a sort key.
     public init(_ fieldName: String, ascending: Bool = true) {
         self.fieldName = fieldName
         self.ascending = ascending
+    }
+
+    /// Orders records by the distance of their location field from `location`.
+    public init(_ fieldName: String, distanceFrom location: Location, ascending: Bool = true) {
+        self.fieldName = fieldName
+        self.ascending = ascending
+        relativeLocation = location
     }
 }
 

@@ -22,6 +22,10 @@ extension JSONWriter {
                     throw CloudError(
                         .badRequest, reason: "the filter on '\(filter.fieldName)' cannot be written: \(error)")
                 }
+                if let distance = filter.distance {
+                    appendRaw(#","distance":"#)
+                    appendDouble(distance)
+                }
                 append(byte: UInt8(ascii: "}"))
             }
             append(byte: UInt8(ascii: "]"))
@@ -31,6 +35,13 @@ extension JSONWriter {
             for index in query.sort.indices {
                 appendRaw(index > 0 ? #",{"fieldName":"# : #"{"fieldName":"#)
                 appendString(query.sort[index].fieldName)
+                if let location = query.sort[index].relativeLocation {
+                    appendRaw(#","relativeLocation":{"latitude":"#)
+                    appendDouble(location.latitude)
+                    appendRaw(#","longitude":"#)
+                    appendDouble(location.longitude)
+                    append(byte: UInt8(ascii: "}"))
+                }
                 appendRaw(query.sort[index].ascending ? #","ascending":true}"# : #","ascending":false}"#)
             }
             append(byte: UInt8(ascii: "]"))
@@ -68,15 +79,19 @@ extension WireBodyReader {
                     let at = reader.position
                     var name: String?
                     var ascending = true
+                    var relative: Location?
                     try reader.readObject("sort \(sort.count)") { reader, key in
                         switch key {
                         case "fieldName": name = try reader.readString("fieldName, a string")
                         case "ascending": ascending = try reader.skipNull() ? true : reader.readBool()
+                        case "relativeLocation": relative = try reader.readRelativeLocation("sort \(sort.count)")
                         default: try reader.skipValue()
                         }
                     }
                     guard let name else { throw reader.missing("fieldName", in: "sort \(sort.count)", at: at) }
-                    sort.append(QuerySort(name, ascending: ascending))
+                    var key = QuerySort(name, ascending: ascending)
+                    key.relativeLocation = relative
+                    sort.append(key)
                 }
             default: try reader.skipValue()
             }
@@ -97,7 +112,7 @@ extension WireBodyReader {
             if let reason = refusal(value) {
                 throw error("the filter on '\(filter.fieldName)' \(reason)", at: filter.valueOffset)
             }
-            filters.append(QueryFilter(filter.fieldName, filter.comparator, value))
+            filters.append(QueryFilter(filter.fieldName, filter.comparator, value, distance: filter.distance))
         }
         seek(to: end)
         return RecordQuery(recordType: recordType, filters: filters, sort: sort)
@@ -108,6 +123,32 @@ extension WireBodyReader {
         var comparator: QueryComparator
         var fieldName: String
         var valueOffset: Int
+        var distance: Double?
+    }
+
+    /// Reads a number written as one (not a string holding one).
+    private mutating func readJSONNumber(_ what: String) throws -> Double {
+        let at = position
+        guard try peek() != UInt8(ascii: "\"") else { throw error("\(what): found a string", at: at) }
+        return try readDouble(what)
+    }
+
+    /// Reads a sort's `relativeLocation`: a location dictionary, of which
+    /// `latitude` and `longitude` count.
+    private mutating func readRelativeLocation(_ what: String) throws -> Location {
+        let start = position
+        var latitude: Double?
+        var longitude: Double?
+        try readObject("\(what): relativeLocation") { reader, key in
+            switch key {
+            case "latitude": latitude = try reader.readJSONNumber("latitude, a number")
+            case "longitude": longitude = try reader.readJSONNumber("longitude, a number")
+            default: try reader.skipValue()
+            }
+        }
+        guard let latitude else { throw missing("latitude", in: "\(what): relativeLocation", at: start) }
+        guard let longitude else { throw missing("longitude", in: "\(what): relativeLocation", at: start) }
+        return Location(latitude: latitude, longitude: longitude)
     }
 
     private mutating func readFilter(_ index: Int) throws -> PendingFilter {
@@ -116,6 +157,7 @@ extension WireBodyReader {
         var comparator: QueryComparator?
         var fieldName: String?
         var valueOffset: Int?
+        var distanceOffset: Int?
         try readObject(what) { reader, key in
             switch key {
             case "comparator":
@@ -127,6 +169,11 @@ extension WireBodyReader {
                 }
                 comparator = known
             case "fieldName": fieldName = try reader.readString("fieldName, a string")
+            case "distance":
+                // Read once the comparator is known: only NEAR's counts.
+                _ = try reader.peek()
+                distanceOffset = reader.position
+                try reader.skipValue()
             case "fieldValue":
                 _ = try reader.peek()
                 valueOffset = reader.position
@@ -137,6 +184,14 @@ extension WireBodyReader {
         guard let comparator else { throw missing("comparator", in: what, at: start) }
         guard let fieldName else { throw missing("fieldName", in: what, at: start) }
         guard let valueOffset else { throw missing("fieldValue", in: what, at: start) }
-        return PendingFilter(comparator: comparator, fieldName: fieldName, valueOffset: valueOffset)
+        var distance: Double?
+        if comparator == .near, let distanceOffset {
+            let end = position
+            seek(to: distanceOffset)
+            distance = try skipNull() ? nil : readJSONNumber("\(what): distance, a number")
+            seek(to: end)
+        }
+        return PendingFilter(
+            comparator: comparator, fieldName: fieldName, valueOffset: valueOffset, distance: distance)
     }
 }

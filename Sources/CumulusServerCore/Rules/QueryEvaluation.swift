@@ -20,6 +20,16 @@ import Foundation
 ///   words. Words are the runs between whitespace and punctuation, compared
 ///   without regard to case or diacritics: "Crème brûlée!" holds "creme"
 ///   and "BRULEE".
+/// - `LIST_MEMBER_BEGINS_WITH` and `NOT_LIST_MEMBER_BEGINS_WITH` take a
+///   STRING and match a STRING_LIST field some element of which starts with
+///   it (or none of which does). `LIST_CONTAINS_ANY` and `LIST_CONTAINS_ALL`
+///   take a list and match a list field of its type holding at least one
+///   (or every) of its elements; every list holds all of an empty list.
+/// - `NEAR` takes a LOCATION and a `distance` in metres (finite, not
+///   negative) and matches a LOCATION field at most that far from it, on
+///   the great circle of a sphere of the Earth's mean radius; a sort key
+///   with a `relativeLocation` orders a LOCATION field by its distance from
+///   that place, nearest first when ascending.
 /// - Any other value is a `BAD_REQUEST`.
 /// - The system fields name a record's metadata: `___recordID` (the record
 ///   name), `___createdBy` and `___modifiedBy` (the user record names) take a
@@ -41,13 +51,13 @@ public enum QueryEvaluation {
     public static let modifiedByField = "___modifiedBy"
 
     /// The type a filter's value has when the field's is `fieldType`: an
-    /// element for `LIST_CONTAINS` and `NOT_LIST_CONTAINS`, a list for `IN`
-    /// and `NOT_IN`, the field's own type otherwise. It types a value sent
-    /// without `type`.
+    /// element for `LIST_CONTAINS`, `NOT_LIST_CONTAINS` and the list member
+    /// comparators, a list for `IN` and `NOT_IN`, the field's own type
+    /// otherwise. It types a value sent without `type`.
     public static func valueType(of comparator: QueryComparator, forField fieldType: FieldType) -> FieldType {
         let suffix = "_LIST"
         switch comparator {
-        case .listContains, .notListContains:
+        case .listContains, .notListContains, .listMemberBeginsWith, .notListMemberBeginsWith:
             guard fieldType.isList else { return fieldType }
             return FieldType(rawValue: String(fieldType.rawValue.dropLast(suffix.count))) ?? fieldType
         case .in, .notIn:
@@ -73,6 +83,21 @@ public enum QueryEvaluation {
             case .listContains, .notListContains: valid = value.listCount == nil
             case .containsAllTokens, .containsAnyTokens:
                 if case .string(let text) = value { valid = !tokens(of: text).isEmpty } else { valid = false }
+            case .listMemberBeginsWith, .notListMemberBeginsWith:
+                if case .string = value { valid = true } else { valid = false }
+            case .listContainsAny, .listContainsAll: valid = value.listCount != nil
+            case .near:
+                guard case .location = value else {
+                    valid = false
+                    break
+                }
+                guard let distance = filter.distance, distance.isFinite, distance >= 0 else {
+                    throw CloudError(
+                        .badRequest,
+                        reason:
+                            "NEAR on field '\(filter.fieldName)' needs a distance in metres, finite and not negative")
+                }
+                valid = true
             }
             guard valid else {
                 throw CloudError(
@@ -81,8 +106,13 @@ public enum QueryEvaluation {
                         + "with a \(value.type.rawValue) value")
             }
             if let systemType = systemFieldType(filter.fieldName) {
-                let isListComparator = filter.comparator == .listContains || filter.comparator == .notListContains
-                guard !isListComparator, (elementType(of: value.type) ?? value.type) == systemType else {
+                let listComparators: [QueryComparator] = [
+                    .listContains, .notListContains, .listMemberBeginsWith, .notListMemberBeginsWith,
+                    .listContainsAny, .listContainsAll,
+                ]
+                guard !listComparators.contains(filter.comparator),
+                    (elementType(of: value.type) ?? value.type) == systemType
+                else {
                     throw CloudError(
                         .badRequest,
                         reason: "'\(filter.fieldName)' is a \(systemType.rawValue): "
@@ -140,14 +170,41 @@ public enum QueryEvaluation {
             let wanted = tokens(of: words)
             return filter.comparator == .containsAllTokens
                 ? wanted.allSatisfy(held.contains) : wanted.contains(where: held.contains)
+        case .listMemberBeginsWith, .notListMemberBeginsWith:
+            guard case .stringList(let list) = field, case .string(let prefix) = value else { return false }
+            return list.contains { $0.hasPrefix(prefix) } == (filter.comparator == .listMemberBeginsWith)
+        case .listContainsAny, .listContainsAll:
+            guard field.type == value.type, let held = elements(of: field), let wanted = elements(of: value) else {
+                return false
+            }
+            return filter.comparator == .listContainsAll
+                ? wanted.allSatisfy(held.contains) : wanted.contains(where: held.contains)
+        case .near:
+            guard case .location(let place) = field, case .location(let center) = value, let radius = filter.distance
+            else { return false }
+            return distance(place, center) <= radius
         }
+    }
+
+    /// The great-circle distance between two locations, in metres, on a
+    /// sphere of the Earth's mean radius (haversine: exact near 0 and π).
+    public static func distance(_ lhs: Location, _ rhs: Location) -> Double {
+        let radius = 6_371_008.8
+        let toRadians = Double.pi / 180
+        let dLatitude = (rhs.latitude - lhs.latitude) * toRadians
+        let dLongitude = (rhs.longitude - lhs.longitude) * toRadians
+        let a =
+            sin(dLatitude / 2) * sin(dLatitude / 2)
+            + cos(lhs.latitude * toRadians) * cos(rhs.latitude * toRadians) * sin(dLongitude / 2)
+            * sin(dLongitude / 2)
+        return 2 * radius * asin(min(1, a.squareRoot()))
     }
 
     /// Whether `lhs` comes before `rhs` in the order of `sort`.
     public static func areInIncreasingOrder(_ lhs: Record, _ rhs: Record, by sort: [QuerySort]) -> Bool {
         for key in sort {
-            let left = value(of: lhs, forField: key.fieldName)
-            let right = value(of: rhs, forField: key.fieldName)
+            let left = sortValue(of: lhs, key)
+            let right = sortValue(of: rhs, key)
             switch (left.flatMap { l in right.flatMap { compare(l, $0) } }) {
             case let order? where order != 0:
                 return key.ascending ? order < 0 : order > 0
@@ -164,6 +221,16 @@ public enum QueryEvaluation {
             }
         }
         return ExactName(lhs.recordName) < ExactName(rhs.recordName)
+    }
+
+    /// What a sort key orders `record` by: its field's value, or, for a key
+    /// with a relative location, the field's distance from it in metres
+    /// (`nil`, sorting last, for a field that is not a location).
+    private static func sortValue(of record: Record, _ key: QuerySort) -> FieldValue? {
+        let field = value(of: record, forField: key.fieldName)
+        guard let center = key.relativeLocation else { return field }
+        guard case .location(let place) = field else { return nil }
+        return .double(distance(place, center))
     }
 
     /// The continuation marker of a page that starts at `offset`.

@@ -22,7 +22,7 @@ extension RecordService {
             }
         }
         let expires = Self.adding(assetSettings.uploadLifetime, to: Self.milliseconds(now()))
-        let base = publicURL ?? ""
+        let base = absoluteURL("")
         return try await storage.write { transaction in
             guard let access = try await ZoneAccess.open(zoneID, context: context, readingShares: true, transaction)
             else { throw ServerLimits.zoneNotFound(zoneID, recordName: nil) }
@@ -222,7 +222,7 @@ extension RecordService {
         let presenter = AssetPresenter(
             secret: try await signingSecret(),
             expires: Self.adding(assetSettings.downloadLifetime, to: Self.milliseconds(now())),
-            base: publicURL ?? "")
+            base: absoluteURL(""))
         return try answer.mappingRecords(decoding: AssetRules.mayHoldAssets, presenter.present)
     }
 

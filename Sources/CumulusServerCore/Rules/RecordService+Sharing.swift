@@ -155,9 +155,15 @@ extension RecordService {
                 try await transaction.users(withRecordNames: names, container: container)
             )
         }
-        var emails: [ExactName: StoredUser] = [:]
-        for user in byEmail where user.isDiscoverable {
-            if let address = user.emailAddress { emails[ExactName(address)] = user }
+        // An address has one holder (the stores' unique index); should a
+        // store ever answer several, the address finds nobody, so that no
+        // answer depends on the order rows come in.
+        var holders: [ExactName: [StoredUser]] = [:]
+        for user in byEmail {
+            if let address = user.emailAddress { holders[ExactName(address), default: []].append(user) }
+        }
+        let emails = holders.compactMapValues { users in
+            users.count == 1 && users[0].isDiscoverable ? users[0] : nil
         }
         var records: [ExactName: StoredUser] = [:]
         for user in byName where user.isDiscoverable { records[ExactName(user.recordName)] = user }

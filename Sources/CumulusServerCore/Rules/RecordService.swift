@@ -32,9 +32,12 @@ public final class RecordService: Sendable {
     /// URL is `publicURL/share/<shortGUID>`, an asset's upload URL
     /// `publicURL/assets/1/upload/<ticket>` and its download URL
     /// `publicURL/assets/1/download/<token>/${f}`. `nil` leaves shares without
-    /// a URL and makes the asset URLs paths (`/assets/1/…`) on the server
-    /// the client asked.
+    /// a URL and builds the other URLs on the listening address (see
+    /// ``absoluteURL(_:)``).
     public let publicURL: String?
+    /// The address the server listens on, once bound: the base of absolute
+    /// URLs when no public URL is configured.
+    private let listeningURL = LockedState<String?>(nil)
 
     /// The limits and lifetimes of assets.
     public let assetSettings: AssetSettings
@@ -78,6 +81,24 @@ public final class RecordService: Sendable {
         self.publish = publish
     }
 
+    /// Tells the service the address it is reached at when no public URL
+    /// is configured (`scheme://host:port`, known once the server is bound).
+    /// A client's `Host` header never is: it is the client's to choose.
+    public func useListeningAddress(_ url: String) {
+        var base = url
+        while base.hasSuffix("/") { base.removeLast() }
+        listeningURL.withLock { $0 = base }
+    }
+
+    /// The one place the service's URLs are made: `path` (starting with
+    /// `/`) on the configured public URL, else on the listening address,
+    /// else (a service no HTTP server carries, as the in-memory one) the
+    /// path alone. Upload and download URLs and `tokens/create`'s
+    /// `webcourierURL` all come from here.
+    public func absoluteURL(_ path: String) -> String {
+        (publicURL ?? listeningURL.withLock { $0 } ?? "") + path
+    }
+
     // MARK: Requests
 
     /// Carries out one request for `caller`.
@@ -110,7 +131,7 @@ public final class RecordService: Sendable {
                 .token(
                     NotificationToken(
                         apnsEnvironment: caller.environment.rawValue, apnsToken: token,
-                        webcourierURL: "/notifications/1/\(token)")))
+                        webcourierURL: absoluteURL("/notifications/1/\(token)"))))
         default:
             break
         }

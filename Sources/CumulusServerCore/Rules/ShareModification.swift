@@ -23,6 +23,8 @@ struct ShareModification: Sendable {
     private var rows: [ExactName: StoredRecord] = [:]
     /// The stored shares of the zone, by record name.
     private let stored: [ExactName: StoredShare]
+    /// The holders of the addresses the saved shares invite, by normalized address.
+    private var holders: [ExactName: String] = [:]
 
     init(access: ZoneAccess, context: RequestContext, publicURL: String?) {
         self.access = access
@@ -49,6 +51,7 @@ struct ShareModification: Sendable {
         // Without shares no record is covered by one, whatever its parent.
         guard touchesShares else { return }
         try await readParents(transaction)
+        try await readHolders(transaction)
         planEnds(&plans)
         planShares(&plans)
         planRoots(&plans)
@@ -71,6 +74,28 @@ struct ShareModification: Sendable {
                 continue
             }
         }
+    }
+
+    /// Reads who holds each address the saved shares invite: a new
+    /// invitation by address is bound to its holder.
+    private mutating func readHolders(_ transaction: any StorageTransaction) async throws {
+        var addresses = Set<ExactName>()
+        for record in savedRecords.values where ShareRules.isShare(record.recordType) {
+            for participant in record.shareDetails?.participants ?? [] {
+                if let address = participant.lookupInfo?.emailAddress.flatMap(EmailAddresses.normalized) {
+                    addresses.insert(ExactName(address))
+                }
+            }
+        }
+        guard !addresses.isEmpty else { return }
+        let users = try await transaction.users(
+            withEmailAddresses: addresses.sorted().map(\.string), container: context.key.container)
+        var found: [ExactName: [String]] = [:]
+        for user in users {
+            if let address = user.emailAddress { found[ExactName(address), default: []].append(user.recordName) }
+        }
+        // Several holders (impossible with the stores' unique index) bind to nobody.
+        holders = found.compactMapValues { $0.count == 1 ? $0[0] : nil }
     }
 
     /// Reads the stored rows of the parents the saved records name (only
@@ -172,7 +197,8 @@ struct ShareModification: Sendable {
         }
         let details = record.shareDetails ?? ShareDetails()
         let participants = try ShareRules.participants(
-            sent: details.participants, stored: previous, owner: owner, publicPermission: details.publicPermission)
+            sent: details.participants, stored: previous, owner: owner, publicPermission: details.publicPermission,
+            holders: holders)
         return StoredShare(
             shortGUID: previous?.shortGUID ?? ShareRules.makeShortGUID(), container: context.key.container,
             environment: context.key.environment, owner: owner, zone: access.zone.id, zoneName: access.zone.name,
@@ -192,7 +218,8 @@ struct ShareModification: Sendable {
             throw CloudError(.accessDenied, reason: "only the share's owner changes its public permission")
         }
         let participants = try ShareRules.participants(
-            sent: details.participants, stored: previous, owner: owner, publicPermission: previous.publicPermission)
+            sent: details.participants, stored: previous, owner: owner, publicPermission: previous.publicPermission,
+            holders: holders)
         let administrators = { (list: [ShareParticipant]) in
             list.filter { $0.role == .administrator }.map { [$0.participantID ?? "", $0.permission.rawValue] }
         }

@@ -98,7 +98,10 @@ enum ShareRules {
     }
 
     /// The index of the participant a caller is in a share: by user record
-    /// name, or by the (lowercased) email address the owner invited.
+    /// name (the user who accepted, or whom the invitation is bound to: the
+    /// user named, or the holder of the address when the owner invited by
+    /// address), or, for an invitation by an address that nobody held when
+    /// the owner invited, by the (lowercased) address the caller holds now.
     static func participantIndex(of user: String, emailAddress: String?, in participants: [ShareParticipant]) -> Int? {
         if let index = participants.firstIndex(where: { $0.userRecordName?.isExactly(user) ?? false }) {
             return index
@@ -110,7 +113,7 @@ enum ShareRules {
         }
         guard let emailAddress else { return nil }
         return participants.firstIndex {
-            $0.userRecordName == nil
+            $0.userRecordName == nil && $0.lookupInfo?.userRecordName == nil
                 && ($0.lookupInfo?.emailAddress.flatMap(EmailAddresses.normalized)?.isExactly(emailAddress) ?? false)
         }
     }
@@ -125,7 +128,16 @@ enum ShareRules {
         details.currentUserParticipant = viewer.flatMap { viewer in
             details.participants.first { $0.userRecordName?.isExactly(viewer) ?? false }
         }
-        if !isOwner {
+        if isOwner {
+            // The user an invitation by address is bound to stays the
+            // server's: the owner learns no record name by inviting an address.
+            details.participants = details.participants.map { participant in
+                guard participant.lookupInfo?.emailAddress != nil else { return participant }
+                var hidden = participant
+                hidden.lookupInfo?.userRecordName = nil
+                return hidden
+            }
+        } else {
             details.participants = details.participants.map { participant in
                 guard !(viewer.map { participant.userRecordName?.isExactly($0) ?? false } ?? false) else {
                     return participant
@@ -145,8 +157,14 @@ enum ShareRules {
     /// identifier, user and status (which only accepting and leaving
     /// change); new ones start pending. Changing `publicPermission` drops
     /// the public users who have not accepted, and `NONE` drops them all.
+    ///
+    /// A new invitation by address is bound to the user who holds the
+    /// address now (`holders`, by normalized address): that user alone
+    /// accepts it, whoever holds the address later. An address nobody holds
+    /// stays unbound, for whoever holds it when accepting.
     static func participants(
-        sent: [ShareParticipant], stored: StoredShare?, owner: String, publicPermission: SharePermission
+        sent: [ShareParticipant], stored: StoredShare?, owner: String, publicPermission: SharePermission,
+        holders: [ExactName: String] = [:]
     ) throws(CloudError) -> [ShareParticipant] {
         var result = [ownerParticipant(owner)]
         let previous = stored?.participants.filter { $0.role != .owner } ?? []
@@ -185,7 +203,8 @@ enum ShareRules {
                     guard let normalized = EmailAddresses.normalized(email) else {
                         throw CloudError(.badRequest, reason: "'\(email)' is not an email address")
                     }
-                    entry.lookupInfo = UserLookupInfo(emailAddress: normalized)
+                    entry.lookupInfo = UserLookupInfo(
+                        emailAddress: normalized, userRecordName: holders[ExactName(normalized)])
                     entry.userRecordName = nil
                 } else if let user = lookup?.userRecordName {
                     try NameRules.check(user, "a participant's user record name")
@@ -207,8 +226,9 @@ enum ShareRules {
             if entry.role == .publicUser, publicPermission != stored?.publicPermission {
                 if publicPermission == .none || entry.acceptanceStatus != .accepted { continue }
             }
+            // An invitation by address counts by its address: its bound user is not the owner's to learn.
             let identity =
-                entry.userRecordName ?? entry.lookupInfo?.userRecordName ?? entry.lookupInfo?.emailAddress ?? ""
+                entry.userRecordName ?? entry.lookupInfo?.emailAddress ?? entry.lookupInfo?.userRecordName ?? ""
             guard seen.insert(ExactName(identity)).inserted else {
                 throw CloudError(.badRequest, reason: "the share names participant '\(identity)' twice")
             }

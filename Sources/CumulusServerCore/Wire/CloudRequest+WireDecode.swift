@@ -220,9 +220,11 @@ extension CloudRequest {
     {
         let start = reader.position
         var cleared: [String] = []
+        // A create may leave the name out: the service names the record (a UUID).
         let entry =
             type.mergesFields
-            ? try reader.readRecord(clearingInto: &cleared) : try reader.readRecord(allowingMissingType: type.isDelete)
+            ? try reader.readRecord(clearingInto: &cleared)
+            : try reader.readRecord(allowingMissingType: type.isDelete, allowingMissingName: type == .create)
         switch entry {
         case .record(var record, let hasZoneID):
             if type.isDelete {

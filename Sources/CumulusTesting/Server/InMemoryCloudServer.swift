@@ -192,7 +192,11 @@ public actor InMemoryCloudServer {
     /// invitations by address), or takes it away (`nil`).
     /// `discoverable: false` keeps the address for invitations but out of lookups.
     ///
-    /// - Throws: ``CloudError`` (`BAD_REQUEST`) for text that is not an email address.
+    /// An address belongs to one user at a time: the first who holds it
+    /// keeps it until it is taken from them.
+    ///
+    /// - Throws: ``CloudError``: `BAD_REQUEST` for text that is not an email
+    ///   address; `EXISTS` when another user holds it.
     public func setEmailAddress(_ address: String?, discoverable: Bool = true, forUser user: String) async throws {
         _ = try await service.setEmailAddress(
             address, discoverable: discoverable, forUser: user, container: Self.container)

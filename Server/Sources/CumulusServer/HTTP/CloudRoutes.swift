@@ -133,14 +133,14 @@ struct CloudRoutes: Sendable {
         return Self.json(try answer.identifyingErrors().encodedBody())
     }
 
-    /// `tokens/create`: a notification channel and the address to poll it.
+    /// `tokens/create`: a notification channel and the address to poll it,
+    /// on the public URL or the listening address (never the `Host` header).
     func token(for caller: Caller, request: Request) async throws -> CloudResponse {
         let token = try await service.createNotificationToken(for: caller)
-        let host = request.head.authority ?? "\(configuration.host):\(configuration.port)"
         return .token(
             NotificationToken(
                 apnsEnvironment: caller.environment.rawValue, apnsToken: token,
-                webcourierURL: "\(configuration.scheme)://\(host)/notifications/1/\(token)"))
+                webcourierURL: service.absoluteURL("/notifications/1/\(token)")))
     }
 
     /// The notification long poll: `?cursor=` from the previous answer and

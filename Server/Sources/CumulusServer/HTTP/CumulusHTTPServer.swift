@@ -108,6 +108,7 @@ public struct CumulusHTTPServer: Sendable {
         router.add(middleware: RequestLimitMiddleware(limits: routes.limits))
         routes.add(to: router)
         let configuration = self.configuration
+        let service = self.service
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
@@ -116,8 +117,24 @@ public struct CumulusHTTPServer: Sendable {
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Cumulus"),
             onServerRunning: { channel in
-                await onRunning(channel.localAddress?.port ?? 0)
+                let port = channel.localAddress?.port ?? configuration.port
+                service.useListeningAddress(Self.listeningURL(configuration, port: port))
+                await onRunning(port)
             },
             logger: configuration.logger)
+    }
+
+    /// `scheme://host:port` of the listener: a wildcard host (every
+    /// interface) reads as the loopback address of its family, the one
+    /// address sure to reach it; serving others wants `--public-url`.
+    static func listeningURL(_ configuration: ServerConfiguration, port: Int) -> String {
+        var host = configuration.host
+        switch host {
+        case "", "0.0.0.0": host = "127.0.0.1"
+        case "::", "[::]": host = "::1"
+        default: break
+        }
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        return "\(configuration.scheme)://\(host):\(port)"
     }
 }

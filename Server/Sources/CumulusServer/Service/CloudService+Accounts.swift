@@ -60,7 +60,8 @@ extension CloudService {
     /// Creates a user of a container, as ``addUser(named:container:)``
     /// does, with an email address by which the container's other users
     /// find them (see ``setEmailAddress(_:discoverable:forUser:container:)``).
-    /// Text that is not an address throws `BAD_REQUEST` and creates no user.
+    /// Text that is not an address throws `BAD_REQUEST`, an address another
+    /// user holds `EXISTS`; neither creates a user.
     public func addUser(
         named name: String, container: String, emailAddress: String, discoverable: Bool = true,
         tokenLifetime: Duration? = nil
@@ -77,8 +78,10 @@ extension CloudService {
     /// Gives a user of a container an email address by which the container's
     /// other users find them (`nil` takes it away); `discoverable: false`
     /// keeps the user out of lookups. The address is stored with its ASCII
-    /// letters lowercased. Text that is not an address throws `BAD_REQUEST`;
-    /// an unknown container or user `NOT_FOUND`.
+    /// letters lowercased. An address belongs to one user of a container at
+    /// a time: the first who holds it keeps it until it is taken from them.
+    /// Text that is not an address throws `BAD_REQUEST`; an address another
+    /// user holds `EXISTS`; an unknown container or user `NOT_FOUND`.
     public func setEmailAddress(
         _ address: String?, discoverable: Bool = true, forUser recordName: String, container: String
     ) async throws {
@@ -138,6 +141,17 @@ extension CloudService {
     /// sent without `type`.
     public func fieldTypes(container: String, environment: CloudEnvironment) async throws -> FieldTypeLookup {
         try await rules.fieldTypes(container: container, environment: environment)
+    }
+
+    /// Makes the listening address the base of the service's URLs when no
+    /// public URL is configured.
+    public func useListeningAddress(_ url: String) {
+        rules.useListeningAddress(url)
+    }
+
+    /// `path` on the public URL, else the listening address.
+    public func absoluteURL(_ path: String) -> String {
+        rules.absoluteURL(path)
     }
 
     /// A new notification channel for `caller` (the `apnsToken` of `tokens/create`).

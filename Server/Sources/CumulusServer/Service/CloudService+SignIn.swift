@@ -7,7 +7,9 @@ extension CloudService {
     /// on first sight with its own record name (`_` and 32 hexadecimal
     /// characters) as its user name and no web auth token. The
     /// token's verified address becomes the user's address, discoverable,
-    /// and replaces an older one when the issuer's changes.
+    /// and replaces an older one when the issuer's changes, unless another
+    /// user holds it: an address stays with its first holder (see
+    /// `EmailAddresses.assign`), and the user keeps what they had.
     ///
     /// Concurrent first sign-ins of one subject, on one server or several,
     /// create one user: the mapping's primary key decides, and the losers
@@ -77,22 +79,23 @@ extension CloudService {
         guard try await transaction.createUser(named: recordName, recordName: recordName, container: container)
         else { throw CloudError(.internalError, reason: "a new user's name was taken") }
         if let email {
-            _ = try await transaction.setUserEmail(
-                email, discoverable: true, recordName: recordName, container: container)
+            _ = try await EmailAddresses.assign(
+                email, discoverable: true, to: recordName, container: container, in: transaction)
         }
         return recordName
     }
 
     /// Gives an existing user the token's verified address unless they
-    /// have it already; an address the user kept out of lookups stays out.
+    /// have it already or another user holds it; an address the user kept
+    /// out of lookups stays out.
     private static func applyVerifiedEmail(
         _ email: String, to recordName: String, container: String, in transaction: any StorageTransaction
     ) async throws {
         guard let user = try await transaction.users(withRecordNames: [recordName], container: container).first,
             !(user.emailAddress?.isExactly(email) ?? false)
         else { return }
-        _ = try await transaction.setUserEmail(
-            email, discoverable: user.emailAddress == nil || user.isDiscoverable, recordName: recordName,
-            container: container)
+        _ = try await EmailAddresses.assign(
+            email, discoverable: user.emailAddress == nil || user.isDiscoverable, to: recordName,
+            container: container, in: transaction)
     }
 }

@@ -87,6 +87,14 @@ public protocol CloudServing: Sendable {
     /// Deletes the assets no one can use any more (see ``RecordService/collectAssets()``).
     @discardableResult
     func collectAssets() async throws -> AssetCollection
+
+    /// Tells the service the address the server listens on, once bound:
+    /// the base of its URLs when no public URL is configured (see
+    /// ``RecordService/useListeningAddress(_:)``).
+    func useListeningAddress(_ url: String)
+
+    /// `path` on the service's base URL (see ``RecordService/absoluteURL(_:)``).
+    func absoluteURL(_ path: String) -> String
 }
 
 extension CloudServing {
@@ -105,6 +113,12 @@ extension CloudServing {
     /// Collects nothing: a service without assets.
     @discardableResult
     public func collectAssets() async throws -> AssetCollection { AssetCollection() }
+
+    /// Keeps nothing: a service that makes no URLs.
+    public func useListeningAddress(_ url: String) {}
+
+    /// The path alone: a service that makes no URLs.
+    public func absoluteURL(_ path: String) -> String { path }
 
     /// The response of ``perform(_:as:)``, for a service that answers
     /// nothing before it is written.

@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 7
+    static let version = 8
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -63,6 +63,10 @@ enum PostgresSchema {
             if current < 7 {
                 for statement in credentialsVersion { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (7)")
+            }
+            if current < 8 {
+                for statement in emailHoldersVersion { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (8)")
             }
             try await connection.run("COMMIT")
         } catch {

@@ -9,8 +9,12 @@ extension PostgresStorage {
         String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError")
     }
 
+    /// Whether the transaction lost a race it should run again after: a
+    /// serialization failure, a deadlock, or another server's claim of an
+    /// address committed first (the retry then finds that address held).
     static func isSerializationFailure(_ error: PSQLError) -> Bool {
         guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        if state == "23505" { return error.serverInfo?[.constraintName] == "users_by_email" }
         return state == "40001" || state == "40P01"
     }
 

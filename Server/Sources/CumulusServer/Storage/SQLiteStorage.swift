@@ -134,7 +134,7 @@ enum SQLiteSchema {
     /// first creates version 1.
     static let migrations = [
         versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix, identitiesVersion,
-        SQLiteSchema.credentialsVersion,
+        SQLiteSchema.credentialsVersion, SQLiteSchema.emailHoldersVersion,
     ]
     /// The version this server writes.
     static var version: Int { migrations.count }
