@@ -420,8 +420,8 @@ struct WireRequestTests {
         (.lookupRecords, #"{"records":[{"recordName":7}]}"#, "recordName"),
         (
             .queryRecords,
-            #"{"query":{"recordType":"T","filterBy":[{"comparator":"NEAR","fieldName":"l","fieldValue":{"value":1}}]}}"#,
-            "NEAR"
+            #"{"query":{"recordType":"T","filterBy":[{"comparator":"NEARBY","fieldName":"l","fieldValue":{"value":1}}]}}"#,
+            "NEARBY"
         ),
         (.queryRecords, #"{"query":{"filterBy":[]}}"#, "recordType"),
         (
