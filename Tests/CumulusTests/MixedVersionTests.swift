@@ -320,3 +320,38 @@ struct MixedVersionSharingTests {
         #expect(await bob.pendingChangeCount == 0)
     }
 }
+
+/// A change queued by an earlier version of the app meets a conflict after
+/// the update (found by the simulation's long mode, history 2576).
+@Suite("A queued change of an earlier version survives a merge", .timeLimit(.minutes(1)))
+struct QueuedEditAcrossUpdateTests {
+    let devices = VersionedDevices()
+
+    @Test("an edit version 1 queued of a field version 3 dropped survives a conflict after the update")
+    func queuedEditOfDroppedFieldSurvivesConflict() async throws {
+        let directory = temporaryDirectory("updated")
+        let other = try await devices.engine(NoteV3.self)
+        do {
+            let v1 = try await devices.engine(NoteV1.self, directory: directory)
+            try await v1.upload(NoteV1(id: "n", title: "Draft", body: "old"))
+            try await v1.sync()
+            var edit = try #require(await v1.model(withIdentifier: "n"))
+            edit.body = "new"
+            try await v1.upload(edit)
+            await v1.close()
+        }
+        try await other.sync()
+        var retitled = try #require(await other.model(withIdentifier: "n"))
+        retitled.title = "Final"
+        try await other.upload(retitled)
+        try await other.sync()
+
+        let updated = try await devices.engine(NoteV3.self, directory: directory)
+        #expect(await updated.pendingChangeCount == 1)
+        try await updated.sync()
+
+        try await devices.expectServerFields(
+            "n", ["id": .string("n"), "title": .string("Final"), "body": .string("new")])
+        #expect(await updated.pendingChangeCount == 0)
+    }
+}

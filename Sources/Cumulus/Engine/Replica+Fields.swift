@@ -60,6 +60,26 @@ extension Replica {
         return result
     }
 
+    /// A merged record with the edits of the queued save that the merge
+    /// could not see: fields this model does not declare that the queued
+    /// save changed against its base (an earlier version of the app queued
+    /// it before the update) and the server still holds as the base did.
+    /// A field the server changed too keeps the server's value: no
+    /// resolver of this model can weigh it.
+    func keepingQueuedEdits(_ merged: Record, queued: Record, base: Record, server: Record, resolved: Model)
+        -> Record
+    {
+        guard let known = (try? limitlessEncoder.encode(resolved))?.fields else { return merged }
+        var result = merged
+        for (field, value) in queued.fields where field != WriteLineage.field && known[field] == nil {
+            if value != base.fields[field], server.fields[field] == base.fields[field] { result.fields[field] = value }
+        }
+        for (field, _) in base.fields where queued.fields[field] == nil && known[field] == nil {
+            if server.fields[field] == base.fields[field] { result.fields[field] = nil }
+        }
+        return result
+    }
+
     /// An encoder without the size limit, for versions the server already holds.
     var limitlessEncoder: RecordEncoder {
         var encoder = settings.encoder

@@ -180,6 +180,7 @@ extension Replica {
             return
         }
         let ancestor = conflictAncestor(name, server: record)
+        let queuedBase = pending[name].flatMap { editBase(of: name, tag: $0.baseTag)?.record }
         settle(name, &effects)
         guard let serverModel = try setServer(name, record, &effects) else {
             let reason = "the server's version does not decode as \(Model.self)"
@@ -211,8 +212,12 @@ extension Replica {
         if case .delete = change.kind {
             setPending(name, .delete(baseTag: record.changeTag), model: nil, resettingConflicts: false, &effects)
         } else {
-            let merged = encodeResolved(
+            var merged = encodeResolved(
                 &resolved, client: client, editing: EditBase(record: record, model: serverModel))
+            if case .save(let queued) = change.kind, let queuedBase {
+                merged = keepingQueuedEdits(
+                    merged, queued: queued, base: queuedBase, server: record, resolved: resolved)
+            }
             setPending(name, .save(merged), model: resolved, resettingConflicts: false, &effects)
         }
         effects.events.append(.conflict(recordName: name, resolution: .resolved))
