@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -49,6 +50,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 // Identity tokens (JWT) and their issuers' key sets (JWKS).
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // Fetching an issuer's key set with a size limit and a deadline.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
         // The P-256 request signer for server-to-server keys: apart from the
         // server so that a client can sign without linking Hummingbird.

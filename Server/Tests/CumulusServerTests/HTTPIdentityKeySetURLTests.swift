@@ -16,17 +16,25 @@ struct HTTPIdentityKeySetURLTests {
         _ body: @Sendable (HTTPTestServer, CloudService, String) async throws -> Void
     ) async throws {
         try await keySets.run { url in
-            var configuration = ServerConfiguration(port: 0, logger: quietLogger)
-            configuration.identityTokens = settings
-            try await HTTPTestServer.with(configuration: configuration) { server in
-                let service = try #require(server.service as? CloudService)
-                try await service.addIdentityIssuer(
-                    StoredIdentityIssuer(
-                        issuer: TestIssuer.defaultIssuer, audiences: [TestIssuer.defaultAudience], keySetURL: url,
-                        keySet: nil),
-                    container: server.container)
-                try await body(server, service, url)
-            }
+            try await withURLIssuer(url, settings: settings) { server, service in try await body(server, service, url) }
+        }
+    }
+
+    /// A server whose container's issuer fetches its keys from `url`.
+    static func withURLIssuer(
+        _ url: String, settings: IdentityTokenSettings,
+        _ body: @Sendable (HTTPTestServer, CloudService) async throws -> Void
+    ) async throws {
+        var configuration = ServerConfiguration(port: 0, logger: quietLogger)
+        configuration.identityTokens = settings
+        try await HTTPTestServer.with(configuration: configuration) { server in
+            let service = try #require(server.service as? CloudService)
+            try await service.addIdentityIssuer(
+                StoredIdentityIssuer(
+                    issuer: TestIssuer.defaultIssuer, audiences: [TestIssuer.defaultAudience], keySetURL: url,
+                    keySet: nil),
+                container: server.container)
+            try await body(server, service)
         }
     }
 

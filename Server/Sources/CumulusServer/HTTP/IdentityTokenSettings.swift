@@ -16,9 +16,12 @@ public struct IdentityTokenSettings: Sendable {
     /// The least time between two fetches of one JWKS URL, for a token
     /// naming a key (`kid`) the set does not hold, or after a failed fetch.
     public var minimumKeySetFetchInterval: Duration
-    /// The longest a fetch of a JWKS URL may take.
+    /// The longest a whole fetch of a JWKS URL may take: connecting, the
+    /// answer's head and its body. A URL that never answers, or drips its
+    /// answer, holds the sign-ins of its issuer no longer than this.
     public var keySetFetchTimeout: Duration
-    /// The largest JWKS document accepted, in bytes.
+    /// The largest JWKS document accepted, in bytes: a fetch reads no
+    /// further, however much the URL sends.
     public var maximumKeySetSize: Int
 
     /// Creates settings; the defaults suit issuers such as Sign in with Apple.
