@@ -1,6 +1,7 @@
 import Cumulus
 import CumulusTesting
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CumulusServer
@@ -99,38 +100,58 @@ struct HTTPRateLimitTests {
         }
     }
 
-    @Test("once an address spends its failed authentications, it is throttled without its credentials checked")
+    @Test("an address that spent its failed authentications waits for unknown credentials only; valid ones are served")
     func failedAuthentications() async throws {
         let clock = ManualClock()
+        let lookups = Atomic<Int>(0)
         let configuration = Self.configuration(
             clock: clock, failedAuthentications: RateLimit(perSecond: 0.1, burst: 2), trustedProxies: ["127.0.0.1"])
-        try await HTTPTestServer.with(configuration: configuration) { server in
-            let attacker = ["X-Forwarded-For": "203.0.113.66"]
+        let wrap: @Sendable (CloudService) -> any CloudServing = { service in
+            var wrapped = WrappedService(base: service)
+            wrapped.credentialLookedUp = { lookups.add(1, ordering: .relaxed) }
+            return wrapped
+        }
+        try await HTTPTestServer.with(configuration: configuration, wrap: wrap) { server in
+            // Many people behind one NAT: a user of the container has signed in lately.
+            let shared = ["X-Forwarded-For": "203.0.113.66"]
+            let caller = server.path("users/caller")
+            #expect(try await server.send("GET", caller, query: server.userQuery, headers: shared).status == 200)
             let wrong = ["ckAPIToken": server.apiToken, "ckWebAuthToken": "not-a-user"]
             for _ in 0..<2 {
-                let answer = try await server.send("GET", server.path("users/caller"), query: wrong, headers: attacker)
+                let answer = try await server.send("GET", caller, query: wrong, headers: shared)
                 #expect(answer.isError(.authenticationFailed, status: 401))
             }
-            // Good credentials from that address wait too, and so does every route.
-            let good = try await server.send(
-                "GET", server.path("users/caller"), query: server.userQuery, headers: attacker)
-            #expect(Self.isThrottled(good, retryAfter: 10), "\(good.status) \(good.json)")
-            #expect(try await server.send("GET", "/share/nothing", headers: attacker).status == 429)
-            // Another address is not affected, nor are successes counted.
-            let other = ["X-Forwarded-For": "203.0.113.67"]
+            // Another guess from that address waits, without the store being asked about it.
+            let before = lookups.load(ordering: .relaxed)
+            let guessed = try await server.send("GET", caller, query: wrong, headers: shared)
+            #expect(Self.isThrottled(guessed, retryAfter: 10), "\(guessed.status) \(guessed.json)")
+            #expect(lookups.load(ordering: .relaxed) == before)
+            // The user's valid credentials are served, again and again, and spend nothing.
             for _ in 0..<3 {
-                let answer = try await server.send(
-                    "GET", server.path("users/caller"), query: server.userQuery, headers: other)
-                #expect(answer.status == 200)
+                let good = try await server.send("GET", caller, query: server.userQuery, headers: shared)
+                #expect(good.status == 200, "\(good.status) \(good.json)")
             }
+            // So are an anonymous reader of the public database and a page that asks for no credential.
+            let anonymous = try await server.send(
+                "POST", server.path("records/query", scope: "public"), query: ["ckAPIToken": server.apiToken],
+                body: Array(#"{"query":{"recordType":"Note"}}"#.utf8), headers: shared)
+            #expect(anonymous.status == 200, "\(anonymous.status) \(anonymous.json)")
+            #expect(try await server.send("GET", "/share/nothing", headers: shared).status == 404)
+            let stillGuessing = try await server.send("GET", caller, query: wrong, headers: shared)
+            #expect(Self.isThrottled(stillGuessing, retryAfter: 10))
+            // Another address is not affected.
+            let other = ["X-Forwarded-For": "203.0.113.67"]
+            #expect(try await server.send("GET", caller, query: wrong, headers: other).status == 401)
 
+            // A credential the server has not checked lately is checked once the address has a token again.
+            server.httpServer?.invalidateAuthenticationCache()
+            let unchecked = try await server.send("GET", caller, query: server.userQuery, headers: shared)
+            #expect(Self.isThrottled(unchecked, retryAfter: 10), "\(unchecked.status) \(unchecked.json)")
             clock.advance(by: .seconds(10))
-            let later = try await server.send(
-                "GET", server.path("users/caller"), query: server.userQuery, headers: attacker)
-            #expect(later.status == 200)
-            let again = try await server.send("GET", server.path("users/caller"), query: wrong, headers: attacker)
+            #expect(try await server.send("GET", caller, query: server.userQuery, headers: shared).status == 200)
+            let again = try await server.send("GET", caller, query: wrong, headers: shared)
             #expect(again.isError(.authenticationFailed, status: 401))
-            #expect(try await server.send("GET", "/share/nothing", headers: attacker).status == 429)
+            #expect(try await server.send("GET", caller, query: wrong, headers: shared).status == 429)
         }
     }
 

@@ -133,6 +133,8 @@ struct WrappedService: CloudServing {
     var failsPerform = false
     var performed: @Sendable (CloudRequest, Caller) -> Void = { _, _ in }
     var pollStarted: @Sendable () -> Void = {}
+    /// Called for each API or web auth token the store is asked about.
+    var credentialLookedUp: @Sendable () -> Void = {}
 
     func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
         performed(request, caller)
@@ -169,13 +171,15 @@ struct WrappedService: CloudServing {
     }
 
     func authenticateAPIToken(_ apiToken: String, container: String) async throws -> CredentialFinding<Void> {
-        try await base.authenticateAPIToken(apiToken, container: container)
+        credentialLookedUp()
+        return try await base.authenticateAPIToken(apiToken, container: container)
     }
 
     func authenticateWebAuthToken(_ webAuthToken: String, container: String) async throws
         -> CredentialFinding<String>
     {
-        try await base.authenticateWebAuthToken(webAuthToken, container: container)
+        credentialLookedUp()
+        return try await base.authenticateWebAuthToken(webAuthToken, container: container)
     }
 
     func credentialsVersion() async throws -> CredentialsVersion {

@@ -40,7 +40,7 @@ struct CloudRoutes: Sendable {
         name == "users/caller" ? .currentUser : CloudOperation(rawValue: name)
     }
 
-    func add<Context: Hummingbird.RequestContext>(to router: Router<Context>) {
+    func add<Context: RemoteAddressRequestContext>(to router: Router<Context>) {
         // Most operations are two path components; `users/lookup/email` and
         // `users/lookup/id` are three.
         let databasePaths: [RouterPath] = [
@@ -49,10 +49,10 @@ struct CloudRoutes: Sendable {
         ]
         for databasePath in databasePaths {
             router.post(databasePath) { request, context in
-                try await self.database(request, parameters: context.parameters)
+                try await self.database(request, parameters: context.parameters, peer: context.remoteAddress)
             }
             router.get(databasePath) { request, context in
-                try await self.database(request, parameters: context.parameters)
+                try await self.database(request, parameters: context.parameters, peer: context.remoteAddress)
             }
         }
         router.get("/notifications/1/:token") { request, context in
@@ -77,8 +77,9 @@ struct CloudRoutes: Sendable {
     }
 
     /// One database request: path, authentication, injected faults, body,
-    /// then the service.
-    func database(_ request: Request, parameters: Parameters) async throws -> Response {
+    /// then the service. `peer` is the connection's, for the failed
+    /// authentications of the address.
+    func database(_ request: Request, parameters: Parameters, peer: SocketAddress?) async throws -> Response {
         let container = parameters.get("container") ?? ""
         var name = "\(parameters.get("group") ?? "")/\(parameters.get("action") ?? "")"
         if let detail = parameters.get("detail") { name += "/\(detail)" }
@@ -99,12 +100,13 @@ struct CloudRoutes: Sendable {
         }
         var body: [UInt8]? = nil
         let caller: Caller
+        let gate = CredentialGate(limits: limits, address: limits.clientAddress(of: request, peer: peer))
         if RequestAuthenticator.isSigned(request) {
             (caller, body) = try await signedCaller(
-                of: request, container: container, environment: environment, scope: scope)
+                of: request, container: container, environment: environment, scope: scope, gate: gate)
         } else {
             caller = try await authenticator.caller(
-                tokensOf: request, container: container, environment: environment, scope: scope)
+                tokensOf: request, container: container, environment: environment, scope: scope, gate: gate)
         }
         try limits.admit(caller)
         // Opening a notification channel is not one of the requests a fault
@@ -175,10 +177,11 @@ struct CloudRoutes: Sendable {
     /// before the body is read, and the body is read within the budget of
     /// bodies held before authentication.
     func signedCaller(
-        of request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope
+        of request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope,
+        gate: CredentialGate
     ) async throws -> (Caller, [UInt8]) {
         let pending = try await authenticator.signature(
-            of: request, container: container, environment: environment, scope: scope)
+            of: request, container: container, environment: environment, scope: scope, gate: gate)
         let limit = configuration.maximumBodySize
         let declared = request.headers[.contentLength].flatMap { Int($0) }
         if let declared, declared > limit { throw Self.tooLarge(limit: limit) }

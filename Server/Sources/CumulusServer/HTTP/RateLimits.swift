@@ -48,8 +48,11 @@ public struct RateLimits: Sendable {
     /// address limit only).
     public var perUser: RateLimit?
     /// Failed authentications (`AUTHENTICATION_FAILED`) from one address.
-    /// While its bucket is empty, every request from that address is
-    /// answered `THROTTLED` without its credentials being checked.
+    /// While its bucket is empty, a request from that address whose
+    /// credentials the server has not found valid lately (its
+    /// ``AuthenticationCache``) is answered `THROTTLED` before they are
+    /// checked. Credentials it knows valid are served, and requests that
+    /// carry none are not affected: many users may share an address.
     public var failedAuthentications: RateLimit?
     /// The addresses of reverse proxies whose `X-Forwarded-For` is
     /// believed: a request from one of them is counted against the last

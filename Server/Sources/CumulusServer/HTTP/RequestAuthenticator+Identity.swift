@@ -34,14 +34,18 @@ extension RequestAuthenticator {
     /// The record name of the user an identity token signs in as: from the
     /// cache while its issuer's configuration and keys are unchanged, else
     /// verified, signed in (created on first sight) and cached until the
-    /// token expires at the latest. Failures are never cached.
-    func user(identityToken token: String, container: String, version: CredentialsVersion) async throws -> String {
+    /// token expires at the latest. Failures are never cached; a token not
+    /// in the cache meets `gate` before it is verified.
+    func user(identityToken token: String, container: String, version: CredentialsVersion, gate: CredentialGate)
+        async throws -> String
+    {
         if let cached = cache.identity(token: token, container: container), now() < cached.expires,
             try await identityTokens.directory.currentTrust(issuer: cached.issuer, container: container)
                 == cached.trust
         {
             return cached.user
         }
+        try gate.admit()
         let verified = try await identityTokens.verify(token, container: container)
         let user = try await service.signIn(verified.identity, container: container)
         let remaining = verified.expires.timeIntervalSince(now())

@@ -6,7 +6,8 @@ import Hummingbird
 
 /// Who a database request comes from: its API and web auth tokens (or an
 /// identity token), or a server-to-server key's signature. What the store confirms is kept in
-/// the ``AuthenticationCache``.
+/// the ``AuthenticationCache``; a credential it does not hold meets the
+/// address's ``CredentialGate`` before the store or an issuer is asked.
 struct RequestAuthenticator: Sendable {
     let service: any CloudServing
     let signatureDateTolerance: Duration
@@ -28,8 +29,11 @@ struct RequestAuthenticator: Sendable {
 
     /// The caller of a request that carries `ckAPIToken` and `ckWebAuthToken`;
     /// with the API token alone, an anonymous reader of the public database.
+    /// A credential the cache does not know valid meets `gate` before it
+    /// is checked.
     func caller(
-        tokensOf request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope
+        tokensOf request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope,
+        gate: CredentialGate
     ) async throws -> Caller {
         let query = request.uri.queryParameters
         guard let apiToken = query["ckAPIToken"].map(String.init) else {
@@ -40,9 +44,10 @@ struct RequestAuthenticator: Sendable {
         guard Self.isAPITokenShaped(apiToken) else {
             throw HTTPFailure(.authenticationFailed, "The API token is not valid for this container.")
         }
-        try await checkAPIToken(apiToken, container: container, version: version)
+        try await checkAPIToken(apiToken, container: container, version: version, gate: gate)
         if let identityToken = try Self.identityToken(of: request) {
-            let user = try await user(identityToken: identityToken, container: container, version: version)
+            let user = try await user(
+                identityToken: identityToken, container: container, version: version, gate: gate)
             return Caller(container: container, environment: environment, scope: scope, user: user)
         }
         guard let webAuthToken = query["ckWebAuthToken"].map(String.init), !webAuthToken.isEmpty else {
@@ -52,7 +57,7 @@ struct RequestAuthenticator: Sendable {
             }
             return Caller(container: container, environment: environment, scope: scope, user: nil, anonymous: true)
         }
-        let user = try await user(webAuthToken: webAuthToken, container: container, version: version)
+        let user = try await user(webAuthToken: webAuthToken, container: container, version: version, gate: gate)
         return Caller(container: container, environment: environment, scope: scope, user: user)
     }
 
@@ -60,7 +65,8 @@ struct RequestAuthenticator: Sendable {
     /// is read: the headers, the date, the database and the key, so that a
     /// request that cannot succeed is answered without reading its body.
     func signature(
-        of request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope
+        of request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope,
+        gate: CredentialGate
     ) async throws -> PendingSignature {
         guard let keyID = request.headers[Self.keyIDHeader], let dateText = request.headers[Self.dateHeader],
             let signatureText = request.headers[Self.signatureHeader]
@@ -79,7 +85,7 @@ struct RequestAuthenticator: Sendable {
         }
         let version = try await service.credentialsVersion()
         cache.synchronize(with: version)
-        guard let key = try await serverKey(id: keyID, container: container, version: version) else {
+        guard let key = try await serverKey(id: keyID, container: container, version: version, gate: gate) else {
             throw HTTPFailure(.authenticationFailed, "No such key for this container.")
         }
         return PendingSignature(
@@ -112,8 +118,11 @@ struct RequestAuthenticator: Sendable {
     // MARK: Cached lookups
 
     /// Throws `AUTHENTICATION_FAILED` unless `apiToken` is one of the container's.
-    private func checkAPIToken(_ apiToken: String, container: String, version: CredentialsVersion) async throws {
+    private func checkAPIToken(
+        _ apiToken: String, container: String, version: CredentialsVersion, gate: CredentialGate
+    ) async throws {
         if cache.isValidAPIToken(apiToken, container: container) { return }
+        try gate.admit()
         switch try await service.authenticateAPIToken(apiToken, container: container) {
         case .valid(_, let until):
             cache.rememberValidAPIToken(apiToken, container: container, for: trust(until), foundUnder: version)
@@ -126,8 +135,11 @@ struct RequestAuthenticator: Sendable {
     }
 
     /// The user of a web auth token; throws `AUTHENTICATION_FAILED` for an unknown or expired one.
-    private func user(webAuthToken: String, container: String, version: CredentialsVersion) async throws -> String {
+    private func user(
+        webAuthToken: String, container: String, version: CredentialsVersion, gate: CredentialGate
+    ) async throws -> String {
         if let user = cache.user(webAuthToken: webAuthToken, container: container) { return user }
+        try gate.admit()
         switch try await service.authenticateWebAuthToken(webAuthToken, container: container) {
         case .valid(let user, let until):
             cache.rememberUser(
@@ -140,10 +152,11 @@ struct RequestAuthenticator: Sendable {
         }
     }
 
-    private func serverKey(id: String, container: String, version: CredentialsVersion) async throws
-        -> P256.Signing.PublicKey?
+    private func serverKey(id: String, container: String, version: CredentialsVersion, gate: CredentialGate)
+        async throws -> P256.Signing.PublicKey?
     {
         if let key = cache.serverKey(id: id, container: container) { return key }
+        try gate.admit()
         guard let pem = try await service.serverKey(container: container, keyID: id),
             let key = try? P256.Signing.PublicKey(pemRepresentation: pem)
         else { return nil }

@@ -47,14 +47,23 @@ final class RequestLimits: Sendable {
         return text
     }
 
-    /// Throws `THROTTLED` when the address has spent its requests or its
-    /// failed authentications; else takes one of its requests.
+    /// Throws `THROTTLED` when the address has spent its requests; else
+    /// takes one of them. Its failed authentications are not looked at
+    /// here: they hold back credentials the server does not know, never
+    /// valid ones nor requests without any (see ``CredentialGate``).
     func admit(address: String) throws(HTTPFailure) {
-        if let wait = failures?.wait(address) {
-            throw Self.throttled(wait, "Too many failed authentications from this address.")
-        }
         if let wait = addresses?.take(address) {
             throw Self.throttled(wait, "Too many requests from this address.")
+        }
+    }
+
+    /// Throws `THROTTLED` when the address has spent its failed
+    /// authentications: asked before a credential is checked the costly
+    /// way (the store, an issuer's signature), never for one the
+    /// authentication cache knows valid.
+    func admitUncheckedCredential(from address: String) throws(HTTPFailure) {
+        if let wait = failures?.wait(address) {
+            throw Self.throttled(wait, "Too many failed authentications from this address.")
         }
     }
 
@@ -85,7 +94,24 @@ final class RequestLimits: Sendable {
     }
 }
 
-/// Applies the address limits to every request, before any route, and
+/// What a request's credentials meet before the store or an issuer is
+/// asked about them: the failed authentications of its address. The
+/// authenticator judges credentials through its cache first and serves
+/// those it knows valid; only an unknown one passes here, so that a
+/// guesser behind a shared address (a NAT, a proxy) holds back guesses,
+/// never the valid users beside it.
+struct CredentialGate: Sendable {
+    let limits: RequestLimits
+    /// The address the request counts against.
+    let address: String
+
+    /// Throws `THROTTLED` when the address has spent its failed authentications.
+    func admit() throws(HTTPFailure) {
+        try limits.admitUncheckedCredential(from: address)
+    }
+}
+
+/// Applies the address limit to every request, before any route, and
 /// counts the failed authentications of the routes behind it.
 struct RequestLimitMiddleware<Context: RemoteAddressRequestContext>: RouterMiddleware {
     let limits: RequestLimits
