@@ -30,7 +30,8 @@ struct NetworkOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Failed authentications from one address, as RATE:BURST, or off; once spent, the address is throttled.",
+            "Failed authentications from one address, as RATE:BURST, or off.",
+            discussion: "Once spent, credentials from the address that the server has not found valid lately wait.",
             valueName: "rate:burst"))
     var failedAuthLimit: LimitArgument = LimitArgument(RateLimits().failedAuthentications)
 
