@@ -57,9 +57,9 @@ struct RestoreCommand: PrintingCommand {
         let backup = URL(fileURLWithPath: backup).standardizedFileURL.path
         let directory = data.directory
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(directory)
         } catch {
-            throw CommandFailure("Cannot create the data directory \(directory): \(error.localizedDescription)")
+            throw CommandFailure("Cannot create the data directory \(directory): \(DataOptions.reason(error))")
         }
         let restoration: SQLiteBackup.Restoration
         do {

@@ -1,3 +1,4 @@
+import CumulusServer
 import Foundation
 
 #if canImport(Glibc)
@@ -30,10 +31,12 @@ enum DataDirectoryLock {
     /// Locks `directory`, returning the descriptor whose closing unlocks it.
     private static func acquire(directory: String) throws -> Int32 {
         let path = directory + "/" + fileName
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, PrivateFiles.fileMode)
         guard descriptor >= 0 else {
             throw CommandFailure("Cannot open \(path): \(String(cString: strerror(errno))).")
         }
+        // The data directory's files are the server's alone, this one too, whatever the umask.
+        _ = fchmod(descriptor, PrivateFiles.fileMode)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }

@@ -53,8 +53,8 @@ struct DataOptions: ParsableArguments {
         URL(fileURLWithPath: data, isDirectory: true).standardizedFileURL.path
     }
 
-    /// The store's file, in a data directory created if missing when
-    /// `creating`; else one without a database is refused, so that a
+    /// The store's file, in a data directory created if missing (0700,
+    /// see ``PrivateFiles``) when `creating`; else one without a database is refused, so that a
     /// command given the wrong directory (or none) does not quietly make an
     /// empty one.
     func storePath(creating: Bool) throws -> String {
@@ -75,11 +75,16 @@ struct DataOptions: ParsableArguments {
             return path
         }
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(directory)
         } catch {
-            throw CommandFailure("Cannot create the data directory \(directory): \(error.localizedDescription)")
+            throw CommandFailure("Cannot create the data directory \(directory): \(Self.reason(error))")
         }
         return path
+    }
+
+    /// What went wrong, in words: a ``CloudError``'s reason, else the error's description.
+    static func reason(_ error: any Error) -> String {
+        (error as? CloudError)?.reason ?? error.localizedDescription
     }
 
     /// Opens the service on PostgreSQL (bounded by `postgresLimits`) when

@@ -24,6 +24,30 @@ extension ServeCommand {
         )
     }
 
+    /// Takes away from the group and others what they could read of the
+    /// data directory (an older server made it 0755 and its files 0644),
+    /// and says so: every user's records, the credentials' hashes and the
+    /// secret that signs download URLs are in it.
+    func tightenDataDirectory(logger: Logger) throws {
+        let directory = data.directory
+        let changed: [String]
+        do {
+            changed = try PrivateFiles.tighten(directory)
+        } catch {
+            throw CommandFailure("Cannot make the data directory \(directory) private: \(DataOptions.reason(error))")
+        }
+        guard !changed.isEmpty else { return }
+        let prefix = directory + "/"
+        let names = changed.prefix(5).map { $0 == directory ? "." : String($0.dropFirst(prefix.count)) }
+        let paths = changed.count == 1 ? "path" : "paths"
+        logger.warning(
+            """
+            Tightened the data directory \(directory): \(changed.count) \(paths) other accounts could read \
+            made 0700 (directories) or 0600 (files)
+            """,
+            metadata: ["paths": "\(names.joined(separator: ", "))\(changed.count > 5 ? ", …" : "")"])
+    }
+
     /// Serves until SIGINT or SIGTERM; a failure to listen is one line
     /// naming the address, not the socket call.
     func listen(service: CloudService, configuration: ServerConfiguration, location: String) async throws {

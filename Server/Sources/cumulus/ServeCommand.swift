@@ -137,7 +137,10 @@ struct ServeCommand: AsyncParsableCommand {
         guard try data.postgresURL() == nil else { return try await serve(logger: logger) }
         // One server per SQLite file: a server on SQLite wakes only its own long polls on a change.
         _ = try data.storePath(creating: true)
-        try await DataDirectoryLock.withLock(directory: data.directory) { try await serve(logger: logger) }
+        try await DataDirectoryLock.withLock(directory: data.directory) {
+            try tightenDataDirectory(logger: logger)
+            try await serve(logger: logger)
+        }
     }
 
     private func serve(logger: Logger) async throws {

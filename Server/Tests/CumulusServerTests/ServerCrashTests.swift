@@ -230,6 +230,8 @@ final class ServeProcess: Sendable {
     let process: Process
     let baseURL: URL
     let container: String
+    /// What the server printed up to the line saying where it listens.
+    let startupOutput: String
 
     /// Serves the SQLite store in `data`.
     static func start(executable: URL, data: URL) async throws -> ServeProcess {
@@ -272,6 +274,7 @@ final class ServeProcess: Sendable {
         }
         self.process = process
         self.container = container
+        startupOutput = text
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
     }
 

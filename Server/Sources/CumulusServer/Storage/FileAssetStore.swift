@@ -18,7 +18,8 @@ import NIOPosix
 ///
 /// A file is named by its id's bytes in hexadecimal (any id, and two ids
 /// that differ in case only stay apart on a case-insensitive file system),
-/// in one of 256 subdirectories picked by a hash of the id. A write goes to
+/// in one of 256 subdirectories picked by a hash of the id; directories are
+/// 0700 and files 0600 (``PrivateFiles``). A write goes to
 /// a temporary file that is synced, renamed into place and its directory
 /// synced before it returns, so an answered upload survives a crash or a
 /// power cut. The blocking file calls run on NIO's thread pool, a chunk at a
@@ -38,11 +39,11 @@ public struct FileAssetStore: AssetByteStore {
     /// stall before its request is cut off.
     static let abandonedAge: Double = 3600
 
-    /// Opens the directory at `directory`, creating it if needed.
+    /// Opens the directory at `directory`, creating it (0700) if needed.
     public init(directory: String, threadPool: NIOThreadPool = .singleton) throws {
         self.directory = directory
         self.threadPool = threadPool
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try PrivateFiles.createDirectory(directory)
     }
 
     /// Writes the chunks to a temporary file and renames it into place once
@@ -178,13 +179,15 @@ public struct FileAssetStore: AssetByteStore {
 
     // MARK: Files
 
-    /// Creates a subdirectory if missing, and syncs the directory holding
-    /// it so that the new entry survives a crash.
+    /// Creates a subdirectory (0700) if missing, and syncs the directory
+    /// holding it so that the new entry survives a crash.
     static func makeFolder(_ folder: String, in directory: String) throws {
-        guard mkdir(folder, 0o755) == 0 else {
+        guard mkdir(folder, PrivateFiles.directoryMode) == 0 else {
             guard errno == EEXIST else { throw failure("mkdir", folder) }
             return
         }
+        // mkdir applies the umask; the folder is private whatever it is.
+        try check(chmod(folder, PrivateFiles.directoryMode), "chmod", folder)
         try syncDirectory(directory)
     }
 
@@ -220,10 +223,9 @@ private final class FileDescriptor: @unchecked Sendable {
         self.path = path
     }
 
+    /// A new file, 0600 whatever the umask.
     static func create(_ path: String) throws -> FileDescriptor {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        try FileAssetStore.check(descriptor, "open", path)
-        return FileDescriptor(descriptor: descriptor, path: path)
+        FileDescriptor(descriptor: try PrivateFiles.createFile(path), path: path)
     }
 
     func writeAll(_ bytes: [UInt8]) throws {

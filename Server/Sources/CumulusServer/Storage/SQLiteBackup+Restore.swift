@@ -26,7 +26,8 @@ extension SQLiteBackup {
     /// copies renamed into place. A failure before the end moves the old
     /// data back; a crash leaves ``restoreMarkerName``, which names both
     /// directories and makes servers refuse the directory until a restore
-    /// finishes.
+    /// finishes. Everything it writes, the data directory included, is
+    /// the server's alone: directories 0700 and files 0600 (``PrivateFiles``).
     public static func restore(backup: String, into dataDirectory: String) async throws -> Restoration {
         let summary = try await check(backup: backup)
         let marker = dataDirectory + "/" + restoreMarkerName
@@ -40,7 +41,7 @@ extension SQLiteBackup {
         let abandoned = earlier?.first { $0.hasPrefix("staging: ") }.map { String($0.dropFirst(9)) }
         let wasCutShort = earlier != nil
         try await onPool {
-            try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(dataDirectory)
             if let abandoned, abandoned.hasPrefix(dataDirectory + "/restoring-") {
                 try? FileManager.default.removeItem(atPath: abandoned)
             }
@@ -63,25 +64,26 @@ extension SQLiteBackup {
                 try? FileManager.default.removeItem(atPath: staging)
                 throw error
             }
-            // The restored data is in place; what is left is tidying up.
+            // The restored data is in place; what is left is tidying up, and
+            // taking what others could read of an older directory away from them.
             try? FileManager.default.removeItem(atPath: staging)
             _ = unlink(marker)
             try? FileAssetStore.syncDirectory(dataDirectory)
+            try PrivateFiles.tighten(dataDirectory)
             return replaced
         }
         return Restoration(summary: summary, replacedDirectory: replaced ? aside : nil)
     }
 
-    /// Copies the backup's database and assets into `staging`, synced.
+    /// Copies the backup's database and assets into `staging`, synced and private.
     private static func stage(_ backup: String, in staging: String) throws {
-        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+        try PrivateFiles.createDirectory(staging)
         _ = try copySynced(backup + "/" + databaseFileName, to: staging + "/" + databaseFileName)
         let assets = backup + "/" + assetDirectoryName
         if FileManager.default.fileExists(atPath: assets) {
-            try FileManager.default.copyItem(atPath: assets, toPath: staging + "/" + assetDirectoryName)
+            try PrivateFiles.copyTree(assets, to: staging + "/" + assetDirectoryName)
         } else {
-            try FileManager.default.createDirectory(
-                atPath: staging + "/" + assetDirectoryName, withIntermediateDirectories: false)
+            try PrivateFiles.createDirectory(staging + "/" + assetDirectoryName)
         }
         try syncTree(staging)
     }
@@ -104,7 +106,7 @@ extension SQLiteBackup {
         var moved: [(from: String, to: String)] = []
         do {
             if !old.isEmpty {
-                try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+                try PrivateFiles.createDirectory(aside)
                 try FileAssetStore.syncDirectory(directory)
             }
             for name in old {
@@ -128,8 +130,7 @@ extension SQLiteBackup {
     }
 
     private static func writeSynced(_ text: String, to path: String, in directory: String) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        try syncFile(path)
+        try PrivateFiles.writeFile(Array(text.utf8), to: path)
         try FileAssetStore.syncDirectory(directory)
     }
 

@@ -19,7 +19,8 @@ import SQLiteNIO
 /// written and synced before its row commits and never changes after, so
 /// a file named by a row of the snapshot is whole. The database is renamed
 /// into place last: a backup directory without `cumulus.sqlite` is one that
-/// did not finish.
+/// did not finish. A backup holds what the data directory holds, so it is
+/// as private: directories 0700 and files 0600 (``PrivateFiles``).
 public enum SQLiteBackup {
     /// The database file's name in a data or backup directory.
     public static let databaseFileName = "cumulus.sqlite"
@@ -60,6 +61,8 @@ public enum SQLiteBackup {
         let database = dataDirectory + "/" + databaseFileName
         try await onPool { try prepareEmptyDirectory(destination) }
         let partial = destination + "/" + databaseFileName + ".partial"
+        // VACUUM INTO fills an empty file: one made 0600 here, whatever the umask.
+        PrivateFiles.prepareDatabaseFile(partial)
         let source = try await SQLiteConnection.open(storage: .file(path: database))
         do {
             _ = try await source.query("PRAGMA busy_timeout = 10000")
@@ -199,26 +202,26 @@ public enum SQLiteBackup {
         try await NIOThreadPool.singleton.runIfActive(body)
     }
 
-    /// Creates `path` (and its parents) if missing; refuses one that is not an empty directory.
+    /// Creates `path` (and its parents) 0700 if missing; refuses one that
+    /// is not an empty directory, and makes an empty one 0700: it is the
+    /// backup's now.
     static func prepareEmptyDirectory(_ path: String) throws {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue, try FileManager.default.contentsOfDirectory(atPath: path).isEmpty else {
                 throw CloudError(.badRequest, reason: "\(path) is not an empty directory; a backup goes into a new one")
             }
+            try PrivateFiles.tighten(path)
             return
         }
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try PrivateFiles.createDirectory(path)
         try FileAssetStore.syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
     }
 
-    /// Copies the file at `source` to `target` (which must not exist) and
-    /// syncs it; returns its size.
+    /// Copies the file at `source` to `target` (which must not exist, and
+    /// is made 0600) and syncs it; returns its size.
     static func copySynced(_ source: String, to target: String) throws -> Int64 {
-        try FileManager.default.copyItem(atPath: source, toPath: target)
-        try syncFile(target)
-        let size = try FileManager.default.attributesOfItem(atPath: target)[.size] as? NSNumber
-        return size?.int64Value ?? 0
+        try PrivateFiles.copyFile(source, to: target)
     }
 
     static func syncFile(_ path: String) throws {

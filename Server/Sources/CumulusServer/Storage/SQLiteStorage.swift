@@ -22,8 +22,8 @@ public final class SQLiteStorage: ServerStorage {
     /// The file's `data_version` when the credentials epoch was last read, and that epoch.
     private let epochSeen = Locked<(dataVersion: Int64, epoch: Int64)?>(nil)
 
-    /// Opens (creating if needed) the database file at `path` and brings its
-    /// schema up to date.
+    /// Opens (creating if needed, 0600 with its asset directory 0700) the
+    /// database file at `path` and brings its schema up to date.
     ///
     /// - Parameters:
     ///   - assetDirectory: Where the bytes of assets are kept: `<path>-assets`
@@ -34,6 +34,8 @@ public final class SQLiteStorage: ServerStorage {
     public init(path: String, assetDirectory: String? = nil, logger: Logger) async throws {
         self.logger = logger
         assetBytes = try FileAssetStore(directory: assetDirectory ?? path + "-assets")
+        // A new file 0600, so that its -wal and -shm, made with its mode, are private too.
+        PrivateFiles.prepareDatabaseFile(path)
         connection = try await SQLiteConnection.open(storage: .file(path: path))
         do {
             _ = try await connection.query("PRAGMA journal_mode=WAL")
