@@ -53,9 +53,11 @@ enum AssetHTTP {
         return answer(data, response)
     }
 
-    /// GETs a download URL, with a `Range` header if given.
-    static func download(_ downloadURL: String, on base: URL, range: String? = nil) async throws -> Answer {
-        var request = URLRequest(url: url(downloadURL, on: base))
+    /// GETs a download URL, with `fileName` for its `${f}` and a `Range` header if given.
+    static func download(_ downloadURL: String, on base: URL, range: String? = nil, fileName: String = "file.bin")
+        async throws -> Answer
+    {
+        var request = URLRequest(url: url(downloadURL, on: base, fileName: fileName))
         if let range { request.setValue(range, forHTTPHeaderField: "Range") }
         let (data, response) = try await URLSession.shared.data(for: request)
         return answer(data, response)

@@ -11,7 +11,8 @@ extension CloudRoutes {
         router.post("/assets/1/upload/:ticket") { request, context in
             try await self.upload(request, ticket: context.parameters.get("ticket") ?? "")
         }
-        router.get("/assets/1/download/:token/:name") { request, context in
+        // `**`: the file name that stands for `${f}` is the client's to pick, slashes included.
+        router.get("/assets/1/download/:token/**") { request, context in
             try await self.download(request, token: context.parameters.get("token") ?? "")
         }
     }

@@ -10,10 +10,12 @@ import NIOHTTP1
 /// The line holds the method, the path without its query (where the tokens
 /// are), the status and the duration, and for a failure the error's
 /// `serverErrorCode` and the `uuid` its answer gives the client. A path
-/// never shows a token: the parameters a route marks secret
-/// (``CloudRoutes/secretParameters``) are
-/// logged as `…`, and so is, on a path no route takes, every segment after
-/// `notifications` and every segment shaped like a token.
+/// never shows a credential, however it is spelled (see
+/// ``redacted(_:secretPositions:wholeAfterNotifications:)``): the
+/// segment after `share`, `download` or `upload`, the parameters a route
+/// marks secret (``CloudRoutes/secretParameters``), on a path no route
+/// takes every segment after `notifications`, and every segment shaped
+/// like a token are logged as `…`.
 struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddleware {
     let logger: Logger
 
@@ -75,33 +77,57 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
         path != "/" && (path.contains("//") || path.hasSuffix("/"))
     }
 
-    /// The path as it may be logged: the route's own path with its secret
-    /// parameters left out, or the redacted path when no route took it.
+    /// The path as it may be logged (see ``redacted(_:secretPositions:wholeAfterNotifications:)``),
+    /// with the parameters its route marks secret (``CloudRoutes/secretParameters``) left out too.
     static func loggedPath(_ request: Request, context: Context) -> String {
-        guard let route = context.endpointPath, route.hasPrefix("/") else { return redacted(request.uri.path) }
-        let segments = route.split(separator: "/").map { segment -> String in
-            guard segment.hasPrefix("{"), segment.hasSuffix("}") else { return String(segment) }
-            let name = String(segment.dropFirst().dropLast())
-            guard !CloudRoutes.secretParameters.contains(name) else { return "…" }
-            return context.parameters.get(name) ?? "…"
+        let path = request.uri.path
+        guard let route = context.endpointPath, route.hasPrefix("/") else { return redacted(path) }
+        // A routed path has no empty segment: the route's segments are the path's, one for one, up to `**`.
+        var secretPositions = Set<Int>()
+        for (position, segment) in route.split(separator: "/").enumerated() {
+            if segment == "**" { break }
+            guard segment.hasPrefix("{"), segment.hasSuffix("}") else { continue }
+            if CloudRoutes.secretParameters.contains(String(segment.dropFirst().dropLast())) {
+                secretPositions.insert(position)
+            }
         }
-        return "/" + segments.joined(separator: "/")
+        return redacted(path, secretPositions: secretPositions, wholeAfterNotifications: false)
     }
 
-    /// A path no route took, with every segment after `notifications` and
-    /// every segment shaped like a token (32 or more characters of hexadecimal
-    /// or base64) as `…`.
-    static func redacted(_ path: String) -> String {
+    /// A path with what may be a credential as `…`, judged by what it
+    /// holds rather than its exact shape: the first segment after each
+    /// `share`, `download` or `upload` segment anywhere, every segment
+    /// after `notifications` (unless a route says which one is the token),
+    /// every segment shaped like a token (32 or more characters of
+    /// hexadecimal or base64), and the non-empty segments at
+    /// `secretPositions`. Segments are judged percent-decoded, a decoded
+    /// `/` splitting them, with empty, `.` and `..` ones passed over, so no
+    /// spelling of a credential path shows its secret; a path that does not
+    /// decode is `…` whole.
+    static func redacted(
+        _ path: String, secretPositions: Set<Int> = [], wholeAfterNotifications: Bool = true
+    ) -> String {
+        var capabilityNext = false
         var afterNotifications = false
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
-            let decoded = String(segment).removingPercentEncoding ?? String(segment)
-            defer { afterNotifications = afterNotifications || decoded.lowercased() == "notifications" }
-            return afterNotifications || isTokenShaped(decoded) ? "…" : String(segment)
+        var position = 0
+        var logged: [String] = []
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
+            guard let decoded = String(segment).removingPercentEncoding else { return "…" }
+            var secret = !segment.isEmpty && secretPositions.contains(position)
+            if !segment.isEmpty { position += 1 }
+            for part in decoded.split(separator: "/", omittingEmptySubsequences: false)
+            where !part.isEmpty && part != "." && part != ".." {
+                if afterNotifications || capabilityNext || isTokenShaped(part) { secret = true }
+                let word = part.lowercased()
+                capabilityNext = capabilityMarkers.contains(word)
+                if wholeAfterNotifications && word == "notifications" { afterNotifications = true }
+            }
+            logged.append(secret ? "…" : String(segment))
         }
-        return segments.joined(separator: "/")
+        return logged.joined(separator: "/")
     }
 
-    private static func isTokenShaped(_ segment: String) -> Bool {
+    private static func isTokenShaped(_ segment: Substring) -> Bool {
         segment.utf8.count >= 32
             && segment.utf8.allSatisfy { byte in
                 (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
@@ -125,3 +151,7 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
         }
     }
 }
+
+/// The path segments after which the next one is a capability: a share's
+/// shortGUID, an asset download's token, an upload's ticket.
+private let capabilityMarkers: Set<String> = ["share", "download", "upload"]
