@@ -99,6 +99,58 @@ struct HTTPIdentityTokenTests {
         }
     }
 
+    @Test("a header naming another algorithm than its key's (ES256) is refused, the key's own one accepted")
+    func algorithmOfTheKey() async throws {
+        let token = try await Self.ec.sign(TestClaims())
+        try await Self.withIssuer { server, _ in
+            let own = try Self.ec.resigned(token, header: ["alg": "ES256", "kid": Self.ec.keyID, "typ": "JWT"])
+            let accepted = try await server.sendBearer(own)
+            #expect(accepted.status == 200, "\(accepted.reason ?? "")")
+            for algorithm in ["RS256", "PS256", "ES384", "ES512", "EdDSA"] {
+                let other = try Self.ec.resigned(token, header: ["alg": algorithm, "kid": Self.ec.keyID, "typ": "JWT"])
+                let answer = try await server.sendBearer(other)
+                #expect(answer.isError(.authenticationFailed, status: 401), "\(algorithm): \(answer.status)")
+                #expect(answer.reason?.contains("algorithm (alg)") == true, "\(algorithm): \(answer.reason ?? "")")
+                // Without a kid, the header's algorithm picks the keys it may be tried with: none here.
+                let anonymous = try Self.ec.resigned(token, header: ["alg": algorithm, "typ": "JWT"])
+                #expect(try await server.sendBearer(anonymous).status == 401, "\(algorithm) without kid")
+            }
+            let withoutKeyID = try Self.ec.resigned(token, header: ["alg": "ES256", "typ": "JWT"])
+            #expect(try await server.sendBearer(withoutKeyID).status == 200)
+        }
+    }
+
+    @Test("a token is one spelling: padding, or unused bits set in a segment's last character, is refused")
+    func canonicalSpelling() async throws {
+        let token = try await Self.ec.sign(TestClaims())
+        let parts = token.split(separator: ".").map(String.init)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        // The segment with its last character's lowest bit flipped: the same bytes once decoded when that bit is unused.
+        func flipped(_ segment: String) -> String {
+            let last = alphabet.firstIndex(of: segment.last!)!
+            return String(segment.dropLast()) + String(alphabet[last ^ 1])
+        }
+        // A 64-byte signature is 86 characters: its last one has four unused bits.
+        #expect(parts[2].count == 86)
+        let spellings = [
+            "\(parts[0]).\(parts[1]).\(parts[2])=", "\(parts[0]).\(parts[1]).\(parts[2])==",
+            "\(parts[0])=.\(parts[1]).\(parts[2])", "\(parts[0]).\(parts[1])=.\(parts[2])",
+            "\(parts[0]).\(parts[1]).\(flipped(parts[2]))",
+        ]
+        try await Self.withIssuer { server, _ in
+            #expect(try await server.sendBearer(token).status == 200)
+            for spelling in spellings {
+                let answer = try await server.sendBearer(spelling)
+                #expect(answer.isError(.authenticationFailed, status: 401), "\(spelling): \(answer.status)")
+                #expect(answer.reason?.contains("base64url") == true, "\(answer.reason ?? "")")
+                let query = try await server.send(
+                    "GET", server.path("users/current"),
+                    query: ["ckAPIToken": server.apiToken, "ckWebAuthToken": spelling])
+                #expect(query.isError(.authenticationFailed, status: 401), "\(spelling): \(query.status)")
+            }
+        }
+    }
+
     @Test(
         "the clock-skew leeway accepts a token just expired or not quite valid yet; a token without kid is tried with each key"
     )

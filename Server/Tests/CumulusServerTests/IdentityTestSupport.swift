@@ -62,6 +62,17 @@ struct TestSigningKey: Sendable {
         return try await keys.sign(claims, kid: keyID)
     }
 
+    /// `token` with its header replaced by `header` (JSON, sorted keys) and
+    /// signed again with this ES256 key, whatever algorithm the header names.
+    func resigned(_ token: String, header: [String: String]) throws -> String {
+        guard case .es256(let key) = key else { throw CloudError(.internalError, reason: "not an ES256 key") }
+        let signer = try P256.Signing.PrivateKey(pemRepresentation: key.pemRepresentation)
+        let payload = token.split(separator: ".")[1]
+        let headerJSON = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
+        let input = headerJSON.base64URL + "." + payload
+        return input + "." + (try signer.signature(for: Data(input.utf8))).rawRepresentation.base64URL
+    }
+
     /// A key set (JWKS document) of public keys.
     static func keySet(_ keys: [TestSigningKey], extra: [[String: String]] = []) -> String {
         let object = ["keys": keys.map(\.publicJWK) + extra]

@@ -15,6 +15,13 @@ struct IdentityKeySet: Sendable {
     let keys: JWTKeyCollection
     /// The key IDs of ``keys``, as exact bytes.
     let keyIDs: Set<ExactName>
+    /// The algorithms a token signed with each key may name in its header
+    /// (`alg`): the key's own when its JWK names one, else those of its
+    /// type and curve (RFC 7515 §4.1.1, RFC 7517 §4.4).
+    let algorithms: [ExactName: Set<String>]
+    /// Each key alone, in the document's order, for a token that names no
+    /// key: it is tried only with the keys of the algorithm it names.
+    let singleKeys: [(keyID: ExactName, keys: JWTKeyCollection)]
     /// The SHA-256 of the document: another document is another set.
     let digest: SHA256Digest
     /// How many keys of the document were left out.
@@ -32,6 +39,8 @@ struct IdentityKeySet: Sendable {
         }
         let keys = JWTKeyCollection()
         var keyIDs = Set<ExactName>()
+        var algorithms: [ExactName: Set<String>] = [:]
+        var singleKeys: [(keyID: ExactName, keys: JWTKeyCollection)] = []
         var skipped = 0
         for (position, entry) in decoded.keys.enumerated() {
             guard let key = entry.key, entry.use != "enc", key.algorithm?.rawValue != "RSA-OAEP",
@@ -46,12 +55,16 @@ struct IdentityKeySet: Sendable {
                     .badRequest, reason: "key \(position + 1) of the key set is a private key; give public keys only")
             }
             try await check(key, position: position)
+            let single = JWTKeyCollection()
             do {
                 try await keys.add(jwk: key)
+                try await single.add(jwk: key)
             } catch {
                 throw CloudError(.badRequest, reason: "key \(position + 1) of the key set cannot be used: \(error)")
             }
             keyIDs.insert(ExactName(keyID))
+            algorithms[ExactName(keyID)] = Self.algorithms(of: key)
+            singleKeys.append((ExactName(keyID), single))
         }
         guard !keyIDs.isEmpty else {
             throw CloudError(
@@ -59,7 +72,23 @@ struct IdentityKeySet: Sendable {
                 reason: "the key set has no public key Cumulus can use (RSA, EC or OKP, with a \"kid\")")
         }
         return IdentityKeySet(
-            keys: keys, keyIDs: keyIDs, digest: SHA256.hash(data: Data(document.utf8)), skipped: skipped)
+            keys: keys, keyIDs: keyIDs, algorithms: algorithms, singleKeys: singleKeys,
+            digest: SHA256.hash(data: Data(document.utf8)), skipped: skipped)
+    }
+
+    /// The algorithms a token signed with `key` may name: the JWK's `alg`,
+    /// or without one every algorithm of its type (RSA) or the one of its
+    /// curve (EC, OKP).
+    static func algorithms(of key: JWK) -> Set<String> {
+        if let named = key.algorithm?.rawValue { return [named] }
+        switch (key.keyType, key.curve?.rawValue) {
+        case (.rsa, _): return ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512"]
+        case (.ecdsa, "P-256"): return ["ES256"]
+        case (.ecdsa, "P-384"): return ["ES384"]
+        case (.ecdsa, "P-521"): return ["ES512"]
+        case (.octetKeyPair, _): return ["EdDSA"]
+        default: return []
+        }
     }
 
     /// Builds the key for the algorithm it names, or the usual one of its

@@ -50,8 +50,36 @@ struct IdentityTokenVerifier: Sendable {
             && token.utf8.allSatisfy { $0 == UInt8(ascii: ".") || $0.isBase64URL }
     }
 
+    /// Whether each of the token's three parts is canonical base64url
+    /// without padding (RFC 7515 §2): only `A-Z a-z 0-9 - _`, no length
+    /// that leaves a lone character, and zero in the bits the last
+    /// character does not fill, so that one token has one spelling.
+    static func isCanonical(_ token: String) -> Bool {
+        let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        return parts.count == 3 && parts.allSatisfy(isCanonicalPart)
+    }
+
+    private static func isCanonicalPart(_ part: Substring.UTF8View.SubSequence) -> Bool {
+        var last: UInt8 = 0
+        for byte in part {
+            guard let value = byte.base64URLValue else { return false }
+            last = value
+        }
+        switch part.count % 4 {
+        case 1: return false
+        // Two characters carry one byte (4 bits left over), three carry two (2 bits left over).
+        case 2: return last & 0x0F == 0
+        case 3: return last & 0x03 == 0
+        default: return true
+        }
+    }
+
     /// The identity `token` proves, for a request to `container`.
     func verify(_ token: String, container: String) async throws -> VerifiedToken {
+        guard Self.isCanonical(token) else {
+            throw Self.refusal(
+                "The identity token is not canonical base64url: each of its three parts is base64url without padding.")
+        }
         let bytes = Array(token.utf8)
         let header: JWTHeader
         let unverified: IdentityClaims
@@ -60,7 +88,7 @@ struct IdentityTokenVerifier: Sendable {
         } catch {
             throw Self.refusal("The identity token is not a well-formed JWT.")
         }
-        try Self.checkAlgorithm(header.alg)
+        let algorithm = try Self.checkAlgorithm(header.alg)
         guard let issuerName = unverified.issuer?.value, !issuerName.isEmpty else {
             throw Self.refusal("The identity token has no issuer (iss).")
         }
@@ -68,16 +96,7 @@ struct IdentityTokenVerifier: Sendable {
             throw Self.refusal("The identity token's issuer is not configured for this container.")
         }
         let keys = try await directory.keys(of: issuer, keyID: header.kid)
-        if let keyID = header.kid, !keys.keyIDs.contains(ExactName(keyID)) {
-            throw Self.refusal(
-                "The identity token is signed with a key (kid) that is not in the issuer's key set.")
-        }
-        let claims: IdentityClaims
-        do {
-            claims = try await keys.keys.verify(bytes, as: IdentityClaims.self, iteratingKeys: header.kid == nil)
-        } catch {
-            throw Self.signatureRefusal(error)
-        }
+        let claims = try await Self.verifySignature(bytes, keyID: header.kid, algorithm: algorithm, keys: keys)
         let identity = try check(claims, issuer: issuer)
         return VerifiedToken(
             identity: identity, expires: claims.expires?.value ?? now(), trust: issuer.trust(keys: keys))
@@ -117,7 +136,8 @@ struct IdentityTokenVerifier: Sendable {
         return VerifiedIdentity(issuer: issuer.stored.issuer, subject: subject, verifiedEmailAddress: email)
     }
 
-    private static func checkAlgorithm(_ algorithm: String?) throws {
+    /// The header's algorithm, when it is one Cumulus accepts.
+    private static func checkAlgorithm(_ algorithm: String?) throws -> String {
         guard let algorithm, acceptedAlgorithms.contains(algorithm) else {
             if algorithm?.lowercased() == "none" {
                 throw refusal("The identity token is not signed (alg none).")
@@ -125,6 +145,40 @@ struct IdentityTokenVerifier: Sendable {
             throw refusal(
                 "The identity token's algorithm (alg) is not one Cumulus accepts: "
                     + acceptedAlgorithms.sorted().joined(separator: ", ") + ".")
+        }
+        return algorithm
+    }
+
+    /// The claims of a token whose signature verifies with the key it
+    /// names, or without a `kid` with one of the keys of its algorithm. The
+    /// header's `alg` must be the key's (RFC 7515 §4.1.1): jwt-kit would
+    /// verify with the key's own algorithm whatever the header says.
+    private static func verifySignature(
+        _ bytes: [UInt8], keyID: String?, algorithm: String, keys: IdentityKeySet
+    ) async throws -> IdentityClaims {
+        guard let keyID else {
+            var refusal: any Error = refusal("The identity token's algorithm (alg) is not one of its issuer's keys'.")
+            for single in keys.singleKeys where keys.algorithms[single.keyID]?.contains(algorithm) == true {
+                do {
+                    return try await single.keys.verify(bytes, as: IdentityClaims.self)
+                } catch {
+                    refusal = signatureRefusal(error)
+                }
+            }
+            throw refusal
+        }
+        guard let allowed = keys.algorithms[ExactName(keyID)] else {
+            throw refusal("The identity token is signed with a key (kid) that is not in the issuer's key set.")
+        }
+        guard allowed.contains(algorithm) else {
+            throw refusal(
+                "The identity token's algorithm (alg) is not its key's: "
+                    + allowed.sorted().joined(separator: ", ") + ".")
+        }
+        do {
+            return try await keys.keys.verify(bytes, as: IdentityClaims.self)
+        } catch {
+            throw signatureRefusal(error)
         }
     }
 
@@ -153,9 +207,22 @@ struct IdentityTokenVerifier: Sendable {
 }
 
 extension UInt8 {
-    /// A character of base64url (RFC 4648 §5), padding included.
+    /// A character of base64url (RFC 4648 §5), padding included: enough
+    /// to take a token for a JWT, which ``IdentityTokenVerifier/isCanonical(_:)``
+    /// then judges.
     fileprivate var isBase64URL: Bool {
-        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
-            || self == UInt8(ascii: "-") || self == UInt8(ascii: "_") || self == UInt8(ascii: "=")
+        base64URLValue != nil || self == UInt8(ascii: "=")
+    }
+
+    /// The six bits a base64url character (RFC 4648 §5) stands for, or `nil`.
+    fileprivate var base64URLValue: UInt8? {
+        switch self {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): self - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): self - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
     }
 }
