@@ -106,6 +106,19 @@ struct RemoteAssetTests {
             try await RemoteFixture.database(whole).downloadAsset(asset, range: 5..<5)
         }
         #expect(empty.code == .rangeNotSatisfiable)
+        // A server that serves a range running past the end up to the end
+        // (RFC 9110): the range asked is not inside the asset, as everywhere else.
+        let clamped = RecordingTransport { _ in
+            CloudHTTPResponse(status: 206, headers: ["Content-Range": "bytes 90-99/100"], body: pattern(10))
+        }
+        let pastTheEnd = try await #require(throws: CloudError.self) {
+            try await RemoteFixture.database(clamped).downloadAsset(asset, range: 90..<120)
+        }
+        #expect(pastTheEnd.code == .rangeNotSatisfiable)
+        let shorter = try await #require(throws: CloudError.self) {
+            try await RemoteFixture.database(clamped).downloadAsset(asset, range: 90..<95)
+        }
+        #expect(shorter.code == .internalError)
     }
 
     @Test("URLSession streams an upload from its file and a download in chunks")

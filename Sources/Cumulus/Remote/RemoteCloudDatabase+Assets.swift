@@ -95,6 +95,12 @@ extension RemoteCloudDatabase {
                 let size = Int64(parts[1]), first <= last, last < size
             else { throw invalid("Content-Range '\(header)'") }
             let bytes = first..<(last + 1)
+            if let range, range.lowerBound == first, range.upperBound > size, bytes.upperBound == size {
+                // The server served a range that runs past the end up to the end
+                // (RFC 9110); a range of an asset lies inside it, as everywhere else.
+                throw CloudError(
+                    .rangeNotSatisfiable, reason: "the range \(range) runs past the asset's \(size) bytes")
+            }
             guard range == nil || range == bytes else { throw invalid("another range than the one asked") }
             return (bytes, size)
         }

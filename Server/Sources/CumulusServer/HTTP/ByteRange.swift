@@ -1,12 +1,15 @@
 /// A `Range` request header (`bytes=a-b`, `bytes=a-`, `bytes=-n`) read
-/// against the size of what is asked for.
+/// against the size of what is asked for, as RFC 9110 §14 has it: a range
+/// that runs past the end is served to the end, one that holds no byte of
+/// the asset is refused.
 enum ByteRange: Equatable {
     /// No range, or one the server may ignore (several ranges, another unit,
     /// bad syntax): the whole asset is answered.
     case whole
-    /// The bytes of this range, answered 206.
+    /// The bytes of this range, answered 206: never empty, always inside the asset.
     case part(Range<Int64>)
-    /// A range that is not inside the asset, answered 416.
+    /// A range that holds no byte of the asset (its first byte at or past
+    /// the end, `bytes=-0`, any range of an empty asset), answered 416.
     case unsatisfiable
 
     /// Reads `header` for an asset of `size` bytes.
@@ -44,22 +47,23 @@ enum ByteRange: Equatable {
             self = .whole
             return
         }
-        var end = size - 1
+        var end = Int64.max
         if !last.isEmpty {
+            // A last byte before the first makes the range invalid: ignored (RFC 9110 §14.1.1).
             guard let asked = Self.number(last), asked >= start else {
                 self = .whole
                 return
             }
             end = asked
         }
-        // As the record service rules: a range must lie inside the asset
-        // (HTTP would shorten one that runs past the end; a client asking
-        // for bytes it believes are there is better told they are not).
-        guard start < size, end < size else {
+        // A range holds a byte of the asset when its first byte does; a last
+        // byte past the end is the end (RFC 9110 §14.1.2). Clamping after
+        // this check keeps the range inside the asset, never inverted.
+        guard start < size else {
             self = .unsatisfiable
             return
         }
-        self = .part(start..<end + 1)
+        self = .part(start..<min(end, size - 1) + 1)
     }
 
     /// A run of decimal digits; a number past `Int64` reads as its maximum.

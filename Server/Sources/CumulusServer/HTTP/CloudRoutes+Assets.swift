@@ -40,7 +40,8 @@ extension CloudRoutes {
     }
 
     /// The download URL: the asset's bytes, streamed as they are read, or
-    /// the part a `Range` header asks for (206), or 416 for a range outside it.
+    /// the part a `Range` header asks for (206, up to the end for a range
+    /// that runs past it), or 416 for a range that holds none of it.
     func download(_ request: Request, token: String) async throws -> Response {
         let whole = try await service.openAssetDownload(token: token, range: nil)
         let size = whole.assetSize
