@@ -65,7 +65,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:791
+    // README.md:799
     /// The app's record of its Sign in with Apple credential.
     actor AppleSignIn {
         var identityToken: String?  // the credential's `identityToken` as text; nil while signed out
@@ -248,7 +248,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:747
+        // README.md:755
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
@@ -262,7 +262,7 @@ enum READMESnippets {
     }
 
     static func identityTokens() async throws {
-        // README.md:791
+        // README.md:799
         let signIn = AppleSignIn()
         let identified = RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(
