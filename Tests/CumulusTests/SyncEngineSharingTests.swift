@@ -38,6 +38,27 @@ struct SyncEngineSharingTests {
         return try await engine(user, scope: .shared, sharedZone: accepted.zoneID)
     }
 
+    @Test("sharing a model or a zone shared already is ALREADY_SHARED, naming the share to fetch")
+    func sharingTwice() async throws {
+        let alice = try await engine("alice")
+        try await alice.upload([Note(id: "n1", title: "Groceries")])
+        try await alice.sync()
+        let note = try #require(await alice.model(withIdentifier: "n1"))
+        let share = try await alice.share(note, title: "Groceries")
+        let error = await #expect(throws: CloudError.self) { try await alice.share(note, title: "Again") }
+        #expect(error?.code == .alreadyShared)
+        #expect(error?.reason.contains(share.record.recordName) == true)
+        #expect(try await alice.fetchShare(of: note)?.record.recordName == share.record.recordName)
+
+        let other = try await engine("bob")
+        try await other.upload([Note(id: "b1", title: "Bob's")])
+        try await other.sync()
+        _ = try await other.shareZone(title: "Bob's notes")
+        let zoneError = await #expect(throws: CloudError.self) { try await other.shareZone(title: "Again") }
+        #expect(zoneError?.code == .alreadyShared)
+        #expect(try await other.fetchZoneShare() != nil)
+    }
+
     @Test(
         "a shared engine whose device switches user keeps nothing of the first user's, and writes nothing as the second"
     )
