@@ -33,7 +33,7 @@ struct SyncEngineSharingTests {
     func participant(_ user: String, _ share: Share) async throws -> SyncEngine<Note> {
         let publicDatabase = server.database(scope: .public, signedInAs: user)
         let invitation = try await publicDatabase.shareMetadata(shortGUID: try #require(share.shortGUID))
-        #expect(invitation.share[ShareDetails.titleField] == .string("Alice's notes"))
+        #expect(invitation.title == "Alice's notes")
         let accepted = try await publicDatabase.accept(invitation)
         return try await engine(user, scope: .shared, sharedZone: accepted.zoneID)
     }
