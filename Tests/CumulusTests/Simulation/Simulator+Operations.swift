@@ -158,15 +158,12 @@ extension Simulator {
         field.set(value, on: &edited)
         try await write("\(label) \(note.id)", on: device) { try await engine.upload(note: edited) }
         fieldOracle.wrote(value, in: field, of: note.id, device: device.index)
+        let written = SimVersions.written(edited, version: device.version)
         if device.participant != nil {
-            sharingOracle.queue(.edited(note, field: field, value: value, device: device.index))
+            sharingOracle.queue(.edited(note, field: field, value: value, device: device.index, written: written))
             device.localWrites[note.id] = nextTick()
         } else {
-            var whole = note
-            field.set(value, on: &whole)
-            oracle.edited(
-                note, field: field, to: value, device: device.index, tick: nextTick(),
-                written: SimVersions.written(whole, version: device.version))
+            oracle.edited(note, field: field, to: value, device: device.index, tick: nextTick(), written: written)
         }
         device.lastEdits[note.id, default: [:]][field] = old
         device.forget(note.id)
