@@ -354,4 +354,56 @@ struct QueuedEditAcrossUpdateTests {
             "n", ["id": .string("n"), "title": .string("Final"), "body": .string("new")])
         #expect(await updated.pendingChangeCount == 0)
     }
+
+    @Test("a rating version 2 cleared stays cleared when version 3, which reads none as 0, merges it")
+    func clearedFieldStaysClearedThroughDefault() async throws {
+        let directory = temporaryDirectory("updated")
+        let other = try await devices.engine(NoteV2.self)
+        do {
+            let v2 = try await devices.engine(NoteV2.self, directory: directory)
+            try await v2.upload(NoteV2(id: "n", title: "Draft", rating: 5))
+            try await v2.sync()
+            var cleared = try #require(await v2.model(withIdentifier: "n"))
+            cleared.rating = nil
+            try await v2.upload(cleared)
+            await v2.close()
+        }
+        try await other.sync()
+        var rated = try #require(await other.model(withIdentifier: "n"))
+        rated.rating = 33
+        try await other.upload(rated)
+        try await other.sync()
+
+        // Version 3 resolves for the local change, which reads as rating 0:
+        // what goes out is the change as version 2 queued it, the rating cleared.
+        let updated = try await devices.engine(RequiredRatingNote.self, directory: directory)
+        try await updated.sync()
+
+        try await devices.expectServerFields("n", ["id": .string("n"), "title": .string("Draft")])
+        #expect(await updated.model(withIdentifier: "n")?.rating == 0)
+        #expect(await updated.pendingChangeCount == 0)
+    }
+}
+
+/// A version that made the rating required: a record without one reads
+/// as 0 (its upgrade path), and a conflict keeps the local change.
+struct RequiredRatingNote: CloudCodable, Identifiable, Hashable {
+    static var cloudRecordType: String { "Note" }
+    var id: String
+    var title: String
+    var rating: Int
+    var cloudMetadata: RecordMetadata?
+
+    private enum CodingKeys: String, CodingKey {
+        case id, title, rating
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        title = try container.decode(String.self, forKey: .title)
+        rating = try container.decodeIfPresent(Int.self, forKey: .rating) ?? 0
+    }
+
+    static func resolveConflict(client: Self, server: Self, ancestor: Self?) -> Self? { client }
 }

@@ -137,7 +137,7 @@ struct SyncEngineFaultTests {
         database.signIn(as: "alice")
         try await phone.sync()
         #expect(await phone.pendingChangeCount == 0)
-        #expect(await statuses.waitUntil { $0 == [.available, .noAccount, .available] })
+        #expect(await statuses.waitUntil { $0 == [.couldNotDetermine, .available, .noAccount, .available] })
     }
 
     @Test("another user signing in clears the previous user's data after reporting it")

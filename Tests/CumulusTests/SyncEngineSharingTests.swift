@@ -33,9 +33,30 @@ struct SyncEngineSharingTests {
     func participant(_ user: String, _ share: Share) async throws -> SyncEngine<Note> {
         let publicDatabase = server.database(scope: .public, signedInAs: user)
         let invitation = try await publicDatabase.shareMetadata(shortGUID: try #require(share.shortGUID))
-        #expect(invitation.share[ShareDetails.titleField] == .string("Alice's notes"))
+        #expect(invitation.title == "Alice's notes")
         let accepted = try await publicDatabase.accept(invitation)
         return try await engine(user, scope: .shared, sharedZone: accepted.zoneID)
+    }
+
+    @Test("sharing a model or a zone shared already is ALREADY_SHARED, naming the share to fetch")
+    func sharingTwice() async throws {
+        let alice = try await engine("alice")
+        try await alice.upload([Note(id: "n1", title: "Groceries")])
+        try await alice.sync()
+        let note = try #require(await alice.model(withIdentifier: "n1"))
+        let share = try await alice.share(note, title: "Groceries")
+        let error = await #expect(throws: CloudError.self) { try await alice.share(note, title: "Again") }
+        #expect(error?.code == .alreadyShared)
+        #expect(error?.reason.contains(share.record.recordName) == true)
+        #expect(try await alice.fetchShare(of: note)?.record.recordName == share.record.recordName)
+
+        let other = try await engine("bob")
+        try await other.upload([Note(id: "b1", title: "Bob's")])
+        try await other.sync()
+        _ = try await other.shareZone(title: "Bob's notes")
+        let zoneError = await #expect(throws: CloudError.self) { try await other.shareZone(title: "Again") }
+        #expect(zoneError?.code == .alreadyShared)
+        #expect(try await other.fetchZoneShare() != nil)
     }
 
     @Test(

@@ -88,6 +88,19 @@ struct SyncEngineStreamTests {
         #expect(await iterator.next() == nil)
     }
 
+    @Test(
+        "a reader of an engine that has not checked the account yet reads couldNotDetermine at once",
+        .timeLimit(.minutes(1)))
+    func statusBeforeTheFirstCheck() async throws {
+        let (phone, _, _) = try await Devices().engine()
+        var iterator = phone.accountStatus.makeAsyncIterator()
+        #expect(await iterator.next() == .couldNotDetermine)
+        try await phone.sync()
+        #expect(await iterator.next() == .available)
+        await phone.close()
+        #expect(await iterator.next() == nil)
+    }
+
     @Test("a late reader of the account status first reads the current one")
     func lateStatusReader() async throws {
         let (phone, database, _) = try await Devices().engine()

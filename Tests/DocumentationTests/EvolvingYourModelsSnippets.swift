@@ -48,7 +48,7 @@ enum EvolvingYourModelsSnippets {
         }
     }
 
-    // Sources/Cumulus/Cumulus.docc/EvolvingYourModels.md:94
+    // Sources/Cumulus/Cumulus.docc/EvolvingYourModels.md:100
     /// Version 4 calls the title a heading in its code; the field stays "title".
     struct NoteV4: CloudCodable, Identifiable {
         static var cloudRecordType: String { "Note" }
@@ -71,13 +71,13 @@ enum EvolvingYourModelsSnippets {
         let older = try RecordDecoder().decode(NoteV1.self, from: rated)  // the title; the rating stays
         // Sources/Cumulus/Cumulus.docc/EvolvingYourModels.md:62
         let pinned = try RecordDecoder().decode(NoteV3.self, from: written).pinned  // false
-        // Sources/Cumulus/Cumulus.docc/EvolvingYourModels.md:94
+        // Sources/Cumulus/Cumulus.docc/EvolvingYourModels.md:100
         let heading = try RecordDecoder().decode(NoteV4.self, from: written).heading  // "Shopping"
         return (upgraded: upgraded, older: older, pinned: pinned, heading: heading)
     }
 
     static func mixedVersions() async throws -> Int? {
-        // Sources/Cumulus/Cumulus.docc/EvolvingYourModels.md:149
+        // Sources/Cumulus/Cumulus.docc/EvolvingYourModels.md:155
         let server = InMemoryCloudServer()
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let phone = try await SyncEngine<NoteV2>(  // updated to version 2
@@ -100,7 +100,7 @@ enum EvolvingYourModelsSnippets {
     }
 
     static func undecodable() async throws {
-        // Sources/Cumulus/Cumulus.docc/EvolvingYourModels.md:191
+        // Sources/Cumulus/Cumulus.docc/EvolvingYourModels.md:197
         let device = try await SyncEngine<NoteV1>(
             database: InMemoryCloudServer().database(signedInAs: "alice"),
             directory: FileManager.default.temporaryDirectory.appending(path: "Notes"))

@@ -41,7 +41,14 @@ enum PhotosAndFilesSnippets {
             Photo(id: "dunes", album: CloudReference(trip, action: .deleteSelf), picture: CloudAsset(data: bytes)))
         try await albums.sync()
         try await photos.sync()
-        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:68
+        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:67
+        let file = root.appending(path: "beach.jpg")
+        try bytes.write(to: file)
+        let beach = Photo(
+            id: "beach", album: CloudReference(trip, action: .deleteSelf),
+            picture: try await photos.asset(contentsOf: file))
+        try await photos.upload(beach)
+        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:81
         let tablet = try await SyncEngine<Photo>(
             database: server.database(signedInAs: "alice"), directory: root.appending(path: "Tablet"),
             configuration: library)
@@ -53,7 +60,7 @@ enum PhotosAndFilesSnippets {
         try await tablet.pin(dunes.picture)  // kept whatever the cache's limit
         let received = try await tablet.data(for: dunes.picture)
         await tablet.close()
-        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:89
+        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:102
         try await albums.delete([trip])
         try await albums.sync()  // the server deletes the photo with its album
         try await photos.sync()  // `photos.changes` gets .deleted(["dunes"])

@@ -35,5 +35,12 @@ enum SharingSnippets {
             database: server.database(scope: .shared, signedInAs: "bob"), directory: root.appending(path: "Shared"),
             configuration: SyncConfiguration(sharedZone: accepted.zoneID))
         try await shared.sync()
+        // Sources/Cumulus/Cumulus.docc/Sharing.md:84
+        let bobShared = server.database(scope: .shared, signedInAs: "bob")
+        print(try await bobShared.acceptedSharedZones().map(\.zoneName))
+        for await zones in bobShared.sharedZoneUpdates() {
+            print("shared with bob:", zones.map(\.zoneName))
+            break
+        }
     }
 }

@@ -45,6 +45,8 @@ public struct CloudAsset: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// An asset of the file's contents, which the engine copies when the
     /// model is uploaded (so the file may change or go away after that).
+    /// `SyncEngine.asset(contentsOf:)` reads the file once instead, taking
+    /// the engine's copy as it hashes.
     ///
     /// - Throws: What reading the file throws.
     public init(contentsOf file: URL) throws {
@@ -59,6 +61,13 @@ public struct CloudAsset: Sendable, Hashable, Codable, CustomStringConvertible {
         self.checksum = Data(hasher.finalize()).base64EncodedString()
         self.size = size
         source = .file(file)
+    }
+
+    /// An asset whose checksum and size were read from `source` already.
+    package init(checksum: String, size: Int64, source: Source) {
+        self.checksum = checksum
+        self.size = size
+        self.source = source
     }
 
     /// An asset known by its checksum and size, without its bytes: what a

@@ -106,6 +106,44 @@ final class AssetStore: @unchecked Sendable {
         if staged { try syncDirectory(local) }
     }
 
+    /// Copies a file into the cache while hashing it: one read of its
+    /// bytes, which ``stage(_:)`` then takes from the cache without reading
+    /// the file again. Returns the checksum and size of the bytes copied.
+    func importFile(_ file: URL) throws -> (checksum: String, size: Int64) {
+        try makeFolders()
+        // partial/ holds downloads by key; an import's name is no key.
+        let temporary = partial.appendingPathComponent("import-" + UUID().uuidString)
+        let input = try FileHandle(forReadingFrom: file)
+        defer { try? input.close() }
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+            throw Self.ioError("cannot create a copy of \(file.lastPathComponent)", errno)
+        }
+        var hasher = SHA256()
+        var size: Int64 = 0
+        do {
+            let output = try FileHandle(forWritingTo: temporary)
+            defer { try? output.close() }
+            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+                hasher.update(chunk)
+                size += Int64(chunk.count)
+                try output.write(contentsOf: chunk)
+            }
+            try output.synchronize()
+        } catch {
+            unlink(temporary.path)
+            throw error
+        }
+        let checksum = Data(hasher.finalize()).base64EncodedString()
+        let key = Self.key(checksum)
+        if exists(local.appendingPathComponent(key)) || exists(cache.appendingPathComponent(key)) {
+            unlink(temporary.path)
+        } else if rename(temporary.path, cache.appendingPathComponent(key).path) != 0 {
+            unlink(temporary.path)
+            throw Self.ioError("cannot keep the copy of \(file.lastPathComponent)", errno)
+        }
+        return (checksum, size)
+    }
+
     /// Moves the local copies no pending save holds any more into the
     /// cache, and deletes copies a crash left half written (``stage(_:)``
     /// runs on the engine's actor, as this does, so none is under way).

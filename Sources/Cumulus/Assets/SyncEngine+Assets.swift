@@ -10,6 +10,26 @@ import Foundation
 #endif
 
 extension SyncEngine {
+    // MARK: Making assets
+
+    /// An asset of the file's contents, read once: the engine copies the
+    /// bytes as it hashes them, and the upload of a model holding the asset
+    /// takes that copy without reading the file again (the file may change
+    /// or go away meanwhile). `CloudAsset(contentsOf:)` hashes the file
+    /// now and copies it, hashing again, on upload.
+    ///
+    /// The copy waits in the cache until the upload; should the cache drop
+    /// it first (``SyncConfiguration/assetCacheLimit``), the upload copies
+    /// the file again and checks that its bytes are still the asset's.
+    ///
+    /// - Throws: What reading the file or writing the copy throws.
+    public func asset(contentsOf file: URL) async throws -> CloudAsset {
+        try checkOpen()
+        let assets = assets
+        let (checksum, size) = try await assets.offPool { try assets.importFile(file) }
+        return CloudAsset(checksum: checksum, size: size, source: .file(file))
+    }
+
     // MARK: Reading assets
 
     /// The file of an asset's bytes, downloaded first when this device does

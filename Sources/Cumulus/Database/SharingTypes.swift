@@ -63,6 +63,12 @@ public struct ShareMetadata: Sendable, Hashable {
         self.participantStatus = participantStatus
         self.participantPermission = participantPermission
     }
+
+    /// The title the owner gave the share, if any.
+    public var title: String? {
+        if case .string(let title) = share[ShareDetails.titleField] { return title }
+        return nil
+    }
 }
 
 /// The outcome of one share in `records/resolve` or `records/accept`.

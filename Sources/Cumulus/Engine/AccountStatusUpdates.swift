@@ -1,7 +1,8 @@
 /// The account's status as an engine knows it, from the moment
 /// ``SyncEngine/accountStatus`` was read: each read is a subscriber of its
-/// own, which first gets the latest known status (if the engine has checked
-/// the account yet), then every change of it.
+/// own, which first gets the latest known status at once
+/// (``AccountStatus/couldNotDetermine`` until the engine has checked the
+/// account), then every change of it.
 ///
 /// ```swift
 /// for await status in engine.accountStatus {

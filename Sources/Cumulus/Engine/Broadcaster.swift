@@ -33,10 +33,13 @@ final class Broadcaster<Element: Sendable>: @unchecked Sendable {
     /// tests yield there, as a racing `yield` could.
     private let afterRegistering: (@Sendable (Broadcaster) -> Void)?
 
+    /// `initial` is the latest value before anything is yielded, replayed
+    /// like one when the broadcaster replays its latest.
     init(
-        replaysLatest: Bool = false, buffering: Buffering = .unbounded,
+        replaysLatest: Bool = false, buffering: Buffering = .unbounded, initial: Element? = nil,
         afterRegistering: (@Sendable (Broadcaster) -> Void)? = nil
     ) {
+        self.latest = replaysLatest ? initial : nil
         self.replaysLatest = replaysLatest
         self.buffering = buffering
         self.afterRegistering = afterRegistering

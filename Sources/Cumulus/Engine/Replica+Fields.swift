@@ -80,6 +80,23 @@ extension Replica {
         return result
     }
 
+    /// A merged record whose fields the resolver took from the local change
+    /// holds them as the queued record does. A model that reads a missing
+    /// field as a default (a required field's upgrade path) would otherwise
+    /// write that default where the queued change, made by an earlier
+    /// version of the app, cleared the field.
+    func spelledAsQueued(_ merged: Record, resolved: Model, client: Model, queued: Record, server: Model) -> Record {
+        guard let resolvedFields = (try? limitlessEncoder.encode(resolved))?.fields,
+            let clientFields = (try? limitlessEncoder.encode(client))?.fields,
+            let serverFields = (try? limitlessEncoder.encode(server))?.fields
+        else { return merged }
+        var result = merged
+        for (field, value) in resolvedFields where clientFields[field] == value && serverFields[field] != value {
+            result.fields[field] = queued.fields[field]
+        }
+        return result
+    }
+
     /// An encoder without the size limit, for versions the server already holds.
     var limitlessEncoder: RecordEncoder {
         var encoder = settings.encoder

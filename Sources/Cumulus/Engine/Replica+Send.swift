@@ -214,9 +214,13 @@ extension Replica {
         } else {
             var merged = encodeResolved(
                 &resolved, client: client, editing: EditBase(record: record, model: serverModel))
-            if case .save(let queued) = change.kind, let queuedBase {
-                merged = keepingQueuedEdits(
-                    merged, queued: queued, base: queuedBase, server: record, resolved: resolved)
+            if case .save(let queued) = change.kind {
+                merged = spelledAsQueued(
+                    merged, resolved: resolved, client: client, queued: queued, server: serverModel)
+                if let queuedBase {
+                    merged = keepingQueuedEdits(
+                        merged, queued: queued, base: queuedBase, server: record, resolved: resolved)
+                }
             }
             setPending(name, .save(merged), model: resolved, resettingConflicts: false, &effects)
         }

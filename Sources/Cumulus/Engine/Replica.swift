@@ -177,11 +177,27 @@ struct Replica<Model: CloudCodable>: Sendable {
                 version.metadata?.changeTag != base, let record = try? version.record()
             {
                 merge(upload, into: EditBase(record: record, model: serverModel), keepingPending: false, &effects)
+            } else if pending[name] == nil, holdsAlready(upload, base: base) {
+                // Nothing changed: sending it would show as a change on every other device.
+                continue
             } else {
                 setPending(name, .save(upload.record), model: upload.model, &effects)
             }
         }
         return effects
+    }
+
+    /// Whether the upload is the server's version it is based on, field for
+    /// field (the write lineage aside).
+    private func holdsAlready(_ upload: Upload, base: String?) -> Bool {
+        guard let base, let version = server[upload.name], version.metadata?.changeTag == base,
+            let record = try? version.record()
+        else { return false }
+        var held = record.fields
+        var sent = upload.record.fields
+        held[WriteLineage.field] = nil
+        sent[WriteLineage.field] = nil
+        return held == sent && record.parent == upload.record.parent
     }
 
     /// Resolves an upload against a newer version known here: the queued

@@ -14,7 +14,9 @@ extension SyncEngine {
     /// its URL. The model must be on the server already (``sync()`` first).
     ///
     /// - Throws: ``CloudError``: `NOT_FOUND` for a model the server does
-    ///   not have yet, `ALREADY_SHARED` for one inside another share.
+    ///   not have yet, `ALREADY_SHARED` for one shared already
+    ///   (``fetchShare(of:)`` returns that share, ``saveShare(_:)`` changes
+    ///   it) or inside another share.
     public func share(
         _ model: Model, title: String? = nil, participants: [ShareParticipant] = [],
         publicPermission: SharePermission = .none
@@ -29,6 +31,9 @@ extension SyncEngine {
 
     /// Shares every model of the engine's zone (and of the other engines
     /// that share the zone).
+    ///
+    /// - Throws: ``CloudError``: `ALREADY_SHARED` when the zone is shared
+    ///   already (``fetchZoneShare()`` returns that share) or models of it are.
     public func shareZone(
         title: String? = nil, participants: [ShareParticipant] = [], publicPermission: SharePermission = .none
     ) async throws -> Share {

@@ -43,9 +43,12 @@ public actor SyncEngine<Model: CloudCodable> {
     }
 
     let changeBroadcaster = Broadcaster<ModelChange<Model>>()
-    let statusBroadcaster = Broadcaster<AccountStatus>(replaysLatest: true, buffering: .newest)
+    /// Starts at `couldNotDetermine`, so that a reader gets a status at
+    /// once, before the engine has checked the account.
+    let statusBroadcaster = Broadcaster<AccountStatus>(
+        replaysLatest: true, buffering: .newest, initial: .couldNotDetermine)
     let eventBroadcaster = Broadcaster<SyncEvent>()
-    var lastStatus: AccountStatus?
+    var lastStatus: AccountStatus? = .couldNotDetermine
 
     var currentRun: Task<Void, any Error>?
     var runCounter = 0
@@ -64,6 +67,8 @@ public actor SyncEngine<Model: CloudCodable> {
     var backgroundTasks: [Task<Void, Never>] = []
     /// Wakes an automatic engine when a refused change's retry is due.
     var refusalRetryTimer: Task<Void, Never>?
+    /// Ends the run's current retry wait early (a notification showed the server is back).
+    var wakeRun: AsyncStream<Void>.Continuation?
     var isClosed = false
 
     /// Opens the engine whose journal lives in `directory` (created if
@@ -174,8 +179,9 @@ public actor SyncEngine<Model: CloudCodable> {
     public nonisolated var changes: ModelChanges<Model> { ModelChanges(changeBroadcaster.subscribe()) }
 
     /// The account's status: each read is a new subscriber that first gets
-    /// the latest known status, then every change, keeping only the newest
-    /// one unread (see ``AccountStatusUpdates``).
+    /// the latest known status (``AccountStatus/couldNotDetermine`` until
+    /// the engine has checked the account), then every change, keeping only
+    /// the newest one unread (see ``AccountStatusUpdates``).
     public nonisolated var accountStatus: AccountStatusUpdates { AccountStatusUpdates(statusBroadcaster.subscribe()) }
 
     /// What the engine is doing: each read is a new subscriber that sees

@@ -106,8 +106,10 @@ extension CloudDatabase {
     /// `share-<root>` together with the root, in one atomic request.
     ///
     /// - Throws: ``CloudError``: `NOT_FOUND` when the server has no such
-    ///   record yet (sync it first), `ALREADY_SHARED` when it is inside
-    ///   another share, or the request's own error.
+    ///   record yet (sync it first), `ALREADY_SHARED` when it is shared
+    ///   already (``fetchShare(named:in:)`` returns that share, and
+    ///   ``saveShare(_:)`` changes it) or is inside another share, or the
+    ///   request's own error.
     public func shareRecord(
         named rootRecordName: String, in zoneID: ZoneID, title: String? = nil, participants: [ShareParticipant] = [],
         publicPermission: SharePermission = .none
@@ -116,6 +118,12 @@ extension CloudDatabase {
         guard var root = found.first?.record else {
             throw found.first?.error
                 ?? CloudError(.notFound, reason: "the record does not exist", recordName: rootRecordName)
+        }
+        if let existing = root.share {
+            throw CloudError(
+                .alreadyShared,
+                reason: "the record is shared already (share '\(existing)'): fetch that share and save changes to it",
+                recordName: rootRecordName)
         }
         let shareName = "share-\(rootRecordName)"
         var share = Record(recordType: ShareDetails.recordType, recordName: shareName, zoneID: zoneID)
@@ -129,6 +137,11 @@ extension CloudDatabase {
     }
 
     /// Shares every record of a zone of the private database.
+    ///
+    /// - Throws: ``CloudError``: `ALREADY_SHARED` when the zone is shared
+    ///   already (``fetchShare(named:in:)`` with
+    ///   ``ShareDetails/zoneShareName`` returns that share), or when records
+    ///   of it are; or the request's own error.
     public func shareZone(
         _ zoneID: ZoneID, title: String? = nil, participants: [ShareParticipant] = [],
         publicPermission: SharePermission = .none
@@ -137,6 +150,13 @@ extension CloudDatabase {
         if let title { share[ShareDetails.titleField] = .string(title) }
         share.shareDetails = ShareDetails(publicPermission: publicPermission, participants: participants)
         let results = try await modifyRecords([RecordOperation(.create, share)], zoneID: zoneID, atomic: true)
+        if case .failure(let error)? = results.first, error.code == .exists {
+            throw CloudError(
+                .alreadyShared,
+                reason:
+                    "the zone is shared already (share '\(ShareDetails.zoneShareName)'): fetch that share and save changes to it",
+                recordName: ShareDetails.zoneShareName)
+        }
         return try Self.savedShare(results.first)
     }
 

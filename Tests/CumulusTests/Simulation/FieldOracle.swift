@@ -58,13 +58,16 @@ struct FieldOracle {
     }
 
     /// Takes the server's records after a step of `device` (`nil` for the
-    /// server's own) running `version`, and returns what broke.
+    /// server's own), whose engine may send writes of the app's `versions`
+    /// (the one it runs, and those whose writes it may still hold queued),
+    /// and returns what broke.
     /// `exempt(name)` says whether the record may take values the device
     /// did not write (a merge without an ancestor, a zone loss).
     mutating func check(
-        _ stored: [SimNote], device: Int?, version: Int?, tick: Int, exempt: (String) -> Bool
+        _ stored: [SimNote], device: Int?, versions: Set<Int>?, tick: Int, exempt: (String) -> Bool
     ) -> [(SimulationInvariant, String)] {
         var found: [(SimulationInvariant, String)] = []
+        let version = versions?.max()
         var now: [String: SimNote] = [:]
         for note in stored {
             now[note.id] = note
@@ -74,7 +77,7 @@ struct FieldOracle {
             }
             for field in SimField.allCases where field.value(of: before) != field.value(of: note) {
                 changes += 1
-                found += judge(note, field, was: field.value(of: before), device: device, version: version) {
+                found += judge(note, field, was: field.value(of: before), device: device, versions: versions) {
                     exempt(note.id)
                 }
                 acknowledge(note, field, device: device, version: version, tick)
@@ -85,15 +88,16 @@ struct FieldOracle {
     }
 
     private func judge(
-        _ note: SimNote, _ field: SimField, was old: String, device: Int?, version: Int?, exempt: () -> Bool
+        _ note: SimNote, _ field: SimField, was old: String, device: Int?, versions: Set<Int>?, exempt: () -> Bool
     ) -> [(SimulationInvariant, String)] {
         let value = field.value(of: note)
         let past = (history[note.id]?[field] ?? []).suffix(3).map(\.description).joined(separator: ", ")
-        let step = device.map { "a step of d\($0) (v\(version ?? 0))" } ?? "a step of the server"
-        guard let device, let version else {
+        let running = versions.map { $0.sorted().map { "v\($0)" }.joined(separator: "+") } ?? ""
+        let step = device.map { "a step of d\($0) (\(running))" } ?? "a step of the server"
+        guard let device, let versions else {
             return [(.unknownFieldsKept, "\(note.id).\(field) changed \(old) -> \(value) in \(step); history: \(past)")]
         }
-        guard SimVersions.fields(of: version).contains(field) else {
+        guard versions.contains(where: { SimVersions.fields(of: $0).contains(field) }) else {
             return [
                 (
                     .unknownFieldsKept,

@@ -72,14 +72,20 @@ struct Oracle {
         entries[note.id] = entry
     }
 
-    /// `field` of the record was set to `new` on `copy`.
-    mutating func edited(_ copy: SimNote, field: SimField, to new: String, device: Int, tick: Int) {
+    /// `field` of the record was set to `new` on `copy`, which the
+    /// device's model writes as `written` when it has to send it whole
+    /// (version 3 writes its default rating for none).
+    mutating func edited(
+        _ copy: SimNote, field: SimField, to new: String, device: Int, tick: Int, written: SimNote? = nil
+    ) {
         let identifier = copy.id
         var entry = entries[identifier] ?? Entry()
         if entry.writes.contains(where: \.isDelete) {
             // Once deleted, an edit may bring the record back as a whole:
             // every field of the copy, superseded or not.
-            for other in SimField.allCases { entry.reintroduced[other, default: []].insert(other.value(of: copy)) }
+            for other in SimField.allCases {
+                entry.reintroduced[other, default: []].insert(other.value(of: written ?? copy))
+            }
         }
         entry.supersede(field.value(of: copy), in: field)
         entry.introduce(new, in: field)

@@ -21,13 +21,14 @@ struct SharingOracle {
     /// A participant's write the server has not been seen to acknowledge.
     enum Unacknowledged {
         case created(SimNote, device: Int)
-        /// `copy` is the record as the device had it before the edit.
-        case edited(SimNote, field: SimField, value: String, device: Int)
+        /// `copy` is the record as the device had it before the edit;
+        /// `written`, the edited record as the device's model writes it whole.
+        case edited(SimNote, field: SimField, value: String, device: Int, written: SimNote? = nil)
         case deleted(String, device: Int)
 
         var device: Int {
             switch self {
-            case .created(_, let device), .edited(_, _, _, let device), .deleted(_, let device): device
+            case .created(_, let device), .edited(_, _, _, let device, _), .deleted(_, let device): device
             }
         }
     }
@@ -145,9 +146,9 @@ struct SharingOracle {
                 } else {
                     remaining.append(write)
                 }
-            case .edited(let copy, let field, let value, let device):
+            case .edited(let copy, let field, let value, let device, let written):
                 if seen.contains(value) || present[copy.id].map({ field.value(of: $0) == value }) == true {
-                    oracle.edited(copy, field: field, to: value, device: device, tick: tick())
+                    oracle.edited(copy, field: field, to: value, device: device, tick: tick(), written: written)
                 } else {
                     remaining.append(write)
                 }

@@ -49,6 +49,16 @@ final class SimulationDevice {
     /// The records this engine instance reported undecodable, with the
     /// server's change tag of each when it did.
     var undecodableReported: [String: String] = [:]
+    /// The versions of the app whose writes the engine may still hold
+    /// queued: an edit made by version 2 and sent after the update to
+    /// version 3 changes the fields version 2 declares. Emptied after the
+    /// check of a step whose sync left nothing pending (``queueDrained``).
+    var queuedVersions: Set<Int> = []
+    var queueDrained = false
+    /// Whether the device's engines send field deltas; one that does not
+    /// sends every edit as a full `replace`, which must carry the fields
+    /// its model does not declare.
+    var sendsFieldDeltas = true
 
     init(index: Int, handle: InMemoryCloudDatabase, directory: URL) {
         self.index = index

@@ -35,6 +35,22 @@ enum SimVersions {
         }
     }
 
+    /// Whether version `version` decodes every record any version writes
+    /// (version 3 reads a missing body or rating).
+    static func readsEveryVersion(_ version: Int) -> Bool { version == 3 }
+
+    /// `note` as version `version`'s model writes it when it sends the
+    /// whole record (a create, or an edit of a record deleted since):
+    /// version 3 writes its default rating for none.
+    static func written(_ note: SimNote, version: Int) -> SimNote {
+        var written = note
+        for field in SimField.allCases where !fields(of: version).contains(field) {
+            field.set(SimField.absent, on: &written)
+        }
+        if version == 3, written.rating == nil { written.rating = SimNoteV3.defaultRating }
+        return written
+    }
+
     /// `note` as version `version` sees it: what its model decodes of the
     /// record, or `nil` when it cannot decode it.
     static func decode(_ record: Record, version: Int) -> SimNote? {

@@ -28,9 +28,16 @@ extension Simulator {
         let unanchored = mergedWithoutAncestor
         let violations =
             eventViolations
-            + fieldOracle.check(stored, device: actor?.index, version: actor?.version, tick: nextTick()) { name in
+            + fieldOracle.check(
+                stored, device: actor?.index, versions: actor.map { $0.queuedVersions.union([$0.version]) },
+                tick: nextTick()
+            ) { name in
                 unanchored.contains(name) || oracle.entries[name]?.zoneWipedAt != nil
             }
+        if let actor, actor.queueDrained {
+            actor.queuedVersions = []
+            actor.queueDrained = false
+        }
         stats.fieldChanges += fieldOracle.changes - before
         mergedWithoutAncestor = []
         eventViolations = []
@@ -78,6 +85,12 @@ extension Simulator {
                 }
                 if options.sharing { try await checkSharing(accessBefore: access) }
                 try await checkFields()
+                // A change the server's record refused because this version
+                // cannot read that record waits for the app's update.
+                let unreadable = await engine.undecodableRecords
+                if device.participant == nil, refused.contains(where: unreadable.contains) {
+                    try await upgrade(device, to: SimVersions.all.last!)
+                }
             }
             var pending = 0
             for device in devices { pending += await device.engine?.pendingChangeCount ?? 0 }

@@ -92,7 +92,7 @@ extension Simulator {
         var note = SimNote(id: "\(prefix)\(createdCount[prefix]!)", title: "", body: nil, count: 0, tags: [])
         let fields = SimVersions.fields(of: device.version)
         for field in fields { field.set(freshValue(field, by: device.participant), on: &note) }
-        try await write("create \(note.id)") { try await engine.upload(note: note) }
+        try await write("create \(note.id)", on: device) { try await engine.upload(note: note) }
         fieldOracle.created(note, fields: fields, device: device.index)
         if device.participant != nil {
             sharingOracle.queue(.created(note, device: device.index))
@@ -156,13 +156,14 @@ extension Simulator {
         var edited = note
         let old = field.value(of: note)
         field.set(value, on: &edited)
-        try await write("\(label) \(note.id)") { try await engine.upload(note: edited) }
+        try await write("\(label) \(note.id)", on: device) { try await engine.upload(note: edited) }
         fieldOracle.wrote(value, in: field, of: note.id, device: device.index)
+        let written = SimVersions.written(edited, version: device.version)
         if device.participant != nil {
-            sharingOracle.queue(.edited(note, field: field, value: value, device: device.index))
+            sharingOracle.queue(.edited(note, field: field, value: value, device: device.index, written: written))
             device.localWrites[note.id] = nextTick()
         } else {
-            oracle.edited(note, field: field, to: value, device: device.index, tick: nextTick())
+            oracle.edited(note, field: field, to: value, device: device.index, tick: nextTick(), written: written)
         }
         device.lastEdits[note.id, default: [:]][field] = old
         device.forget(note.id)
@@ -175,14 +176,25 @@ extension Simulator {
         let models = await engine.notes
         guard !models.isEmpty else { return }
         let name = random.pick(models).id
-        try await write("delete \(name)") { try await engine.delete(identifiers: [name]) }
+        try await write("delete \(name)", on: device) { try await engine.delete(identifiers: [name]) }
         let owner = SimNote.owner(of: name)
         let lastSync = device.lastSync.flatMap { $0.user == owner ? $0.tick : nil }
         if device.participant != nil {
             sharingOracle.queue(.deleted(name, device: device.index))
             device.localWrites[name] = nextTick()
         } else {
-            oracle.deleted(name, device: device.index, tick: nextTick(), lastSync: lastSync)
+            // After the zone was deleted on the server, a device that knew
+            // the record sends its copy again when it first syncs: until
+            // every device of the owner has, a delete may not be the last word.
+            let wipe = oracle.entries[name]?.zoneWipedAt
+            let resent =
+                wipe.map { wipe in
+                    devices.allSatisfy { other in
+                        other.engineUser != owner
+                            || (other.lastSync.map { $0.user == owner && $0.tick > wipe } ?? false)
+                    }
+                } ?? true
+            oracle.deleted(name, device: device.index, tick: nextTick(), lastSync: lastSync, mayDominate: resent)
         }
         device.forget(name)
         device.lastEdits[name] = nil
@@ -190,7 +202,8 @@ extension Simulator {
     }
 
     /// Runs a local write; one that throws is not a failure of the world.
-    private func write(_ what: String, _ body: () async throws -> Void) async throws {
+    private func write(_ what: String, on device: SimulationDevice, _ body: () async throws -> Void) async throws {
+        device.queuedVersions.insert(device.version)
         do {
             try await body()
         } catch {
@@ -236,10 +249,10 @@ extension Simulator {
 
     /// The device updates its app: the engine closes, and one of a newer
     /// version's model type opens on the same journal.
-    private func upgrade(_ device: SimulationDevice) async throws {
+    func upgrade(_ device: SimulationDevice, to version: Int? = nil) async throws {
         guard device.version < SimVersions.all.last! else { return }
         let old = device.version
-        device.version = random.int(in: (old + 1)...SimVersions.all.last!)
+        device.version = version ?? random.int(in: (old + 1)...SimVersions.all.last!)
         stats.upgrades += 1
         record("d\(device.index) updates its app from v\(old) to v\(device.version)")
         // A participant's device without an engine opens the new version on accepting.
@@ -249,6 +262,21 @@ extension Simulator {
         device.events = nil
         device.forgetAll()
         try await open(device)
+        try await checkRevived(device)
+    }
+
+    /// Right after an update, the engine decodes the records it kept
+    /// undecodable that the new version reads, without fetching: a version
+    /// that reads every version's records lists none.
+    private func checkRevived(_ device: SimulationDevice) async throws {
+        guard SimVersions.readsEveryVersion(device.version), let engine = device.engine else { return }
+        let held = await engine.undecodableRecords
+        guard held.isEmpty else {
+            throw InvariantBroken(
+                invariant: .undecodableKept,
+                detail: "device \(device.index) updated to v\(device.version) still lists \(held.sorted()) "
+                    + "as undecodable")
+        }
     }
 
     private func switchUser(of device: SimulationDevice) {

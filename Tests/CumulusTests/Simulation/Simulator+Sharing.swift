@@ -32,12 +32,15 @@ extension Simulator {
                 device.publicHandle = server.database(scope: .public, signedInAs: user)
             }
             device.version = initialVersion()
+            if options.versions { device.sendsFieldDeltas = random.chance(0.7) }
             devices.append(device)
             try await open(device)
         }
         for user in participantUsers { inspectors[user] = server.database(scope: .shared, signedInAs: user) }
         let names = devices.map { $0.participant ?? sharingOwner }
-        record("\(owners) devices of \(sharingOwner), participants' devices: \(names.dropFirst(owners))")
+        record(
+            "\(owners) devices of \(sharingOwner), participants' devices: \(names.dropFirst(owners)), "
+                + "field deltas \(devices.map(\.sendsFieldDeltas))")
         guard sharingAtOnce else { return }
         _ = try await sync(devices[0], duringRetries: false)
         try await shareZone(on: devices[0])

@@ -77,6 +77,7 @@ extension Simulator {
         guard let user, user == device.handle.signedInUser, accountChanges == device.accountChanges else { return }
         device.engineUser = user
         guard pending == 0 else { return }
+        device.queueDrained = true
         oracle.published(device: device.index, tick: nextTick())
         device.lastSync = (user, start)
         let models = await engine.notes
@@ -129,7 +130,9 @@ extension Simulator {
     private func undecodable(_ name: String, reason: String, on device: SimulationDevice) {
         stats.undecodableReports += 1
         record("d\(device.index) (v\(device.version)) cannot decode \(name): \(reason)")
-        let tag = fieldOracle.snapshot[name]?.cloudMetadata?.changeTag ?? ""
+        // A record the server did not hold at the last check (its zone was
+        // deleted and is being refilled) has no version to compare yet.
+        guard let tag = fieldOracle.snapshot[name]?.cloudMetadata?.changeTag else { return }
         if device.undecodableReported[name] == tag {
             eventViolations.append(
                 (.undecodableKept, "device \(device.index) reported \(name) undecodable twice at change tag \(tag)"))
@@ -145,6 +148,7 @@ extension Simulator {
                 let now = nextTick()
                 for name in discarded { oracle.withdraw(name, tick: now) }
                 device.forgetAll()
+                device.undecodableReported = [:]
                 device.engineUser = new
                 record("d\(device.index) account \(previous ?? "nil") -> \(new ?? "nil"), discarded \(discarded)")
             case .mergedWithoutAncestor(let name):
@@ -156,6 +160,8 @@ extension Simulator {
                 stats.conflicts += 1
                 record("d\(device.index) conflict \(name) \(resolution)")
             case .zoneRecreated, .fullRefetch:
+                // The engine starts over on the zone: what it reported before is forgotten.
+                device.undecodableReported = [:]
                 record("d\(device.index) \(event)")
             case .recordFailed(let name, let error):
                 if error.code == .accessDenied { stats.refusedWrites += 1 }
@@ -163,6 +169,7 @@ extension Simulator {
             case .shareLost(let discarded):
                 stats.sharesLost += 1
                 device.forgetAll()
+                device.undecodableReported = [:]
                 record("d\(device.index) share lost, discarded \(discarded)")
             default: break
             }

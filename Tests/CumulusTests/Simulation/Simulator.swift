@@ -127,10 +127,13 @@ final class Simulator {
             let device = SimulationDevice(
                 index: index, handle: server.database(signedInAs: "alice"), directory: directory)
             device.version = initialVersion()
+            if options.versions { device.sendsFieldDeltas = random.chance(0.7) }
             devices.append(device)
             try await open(device)
         }
-        record("\(count) devices signed in as alice, versions \(devices.map(\.version))")
+        record(
+            "\(count) devices signed in as alice, versions \(devices.map(\.version)), "
+                + "field deltas \(devices.map(\.sendsFieldDeltas))")
     }
 
     func tearDown() {
@@ -146,7 +149,8 @@ final class Simulator {
     func open(_ device: SimulationDevice) async throws {
         // A participant's device has no engine until they accepted a share.
         guard device.participant == nil || device.sharedZone != nil else { return }
-        let configuration = Self.configuration(clock: clock, randomSeed: random.next(), sharedZone: device.sharedZone)
+        var configuration = Self.configuration(clock: clock, randomSeed: random.next(), sharedZone: device.sharedZone)
+        configuration.sendsFieldDeltas = device.sendsFieldDeltas
         do {
             let engine = try await Self.openEngine(
                 version: device.version, database: device.handle, directory: device.directory,

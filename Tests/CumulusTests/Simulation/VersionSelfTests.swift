@@ -17,20 +17,39 @@ struct VersionSelfTests {
         var fields = FieldOracle()
         let created = note("alice-1", 1, body: "B1", rating: 5)
         fields.created(created, fields: SimNoteV2.fields, device: 1)
-        #expect(fields.check([created], device: 1, version: 2, tick: 1) { _ in false }.isEmpty)
+        #expect(fields.check([created], device: 1, versions: [2], tick: 1) { _ in false }.isEmpty)
         // Version 1 edits the title and keeps the rating it does not know.
         var edited = created
         edited.title = "T2"
         fields.wrote("T2", in: .title, of: "alice-1", device: 0)
-        #expect(fields.check([edited], device: 0, version: 1, tick: 2) { _ in false }.isEmpty)
+        #expect(fields.check([edited], device: 0, versions: [1], tick: 2) { _ in false }.isEmpty)
         // The mutant "an upload replaces the record with the model's fields": the rating is gone.
         var dropped = edited
         dropped.title = "T3"
         dropped.rating = nil
         fields.wrote("T3", in: .title, of: "alice-1", device: 0)
-        let violations = fields.check([dropped], device: 0, version: 1, tick: 3) { _ in false }
+        let violations = fields.check([dropped], device: 0, versions: [1], tick: 3) { _ in false }
         #expect(violations.map(\.0) == [.unknownFieldsKept])
         #expect(fields.changes == 3)
+    }
+
+    @Test("a body edit queued by version 2 and sent after the update to version 3 is the device's own")
+    func queuedAcrossUpdate() {
+        var fields = FieldOracle()
+        let created = note("alice-1", 1, body: "B1", rating: 5)
+        fields.created(created, fields: SimNoteV2.fields, device: 0)
+        _ = fields.check([created], device: 0, versions: [2], tick: 1) { _ in false }
+        var edited = created
+        edited.body = "B2"
+        fields.wrote("B2", in: .body, of: "alice-1", device: 0)
+        // Version 3 does not declare the body: only the queued version 2 edit may change it.
+        #expect(
+            fields.check([edited], device: 0, versions: [3], tick: 2) { _ in false }.map(\.0) == [.unknownFieldsKept])
+        var fresh = FieldOracle()
+        fresh.created(created, fields: SimNoteV2.fields, device: 0)
+        _ = fresh.check([created], device: 0, versions: [2], tick: 1) { _ in false }
+        fresh.wrote("B2", in: .body, of: "alice-1", device: 0)
+        #expect(fresh.check([edited], device: 0, versions: [2, 3], tick: 2) { _ in false }.isEmpty)
     }
 
     @Test("the field oracle reports a value the device never wrote, unless the record is exempt")
@@ -38,19 +57,19 @@ struct VersionSelfTests {
         var fields = FieldOracle()
         let created = note("alice-1", 1, body: "B1")
         fields.created(created, fields: SimNoteV1.fields, device: 0)
-        _ = fields.check([created], device: 0, version: 1, tick: 1) { _ in false }
+        _ = fields.check([created], device: 0, versions: [1], tick: 1) { _ in false }
         // Version 3 writes its default rating (0 for none) that nobody chose.
         var defaulted = created
         defaulted.rating = 0
-        let violations = fields.check([defaulted], device: 1, version: 3, tick: 2) { _ in false }
+        let violations = fields.check([defaulted], device: 1, versions: [3], tick: 2) { _ in false }
         #expect(violations.map(\.0) == [.writtenValuesOnly])
         // A record merged without an ancestor may take what the copy held.
         var merged = created
         merged.title = "T9"
-        #expect(fields.check([merged], device: 1, version: 3, tick: 3) { $0 == "alice-1" }.isEmpty)
+        #expect(fields.check([merged], device: 1, versions: [3], tick: 3) { $0 == "alice-1" }.isEmpty)
         // A record that disappears and comes back is judged by the Oracle, not here.
-        _ = fields.check([], device: 1, version: 3, tick: 4) { _ in false }
-        #expect(fields.check([created], device: 0, version: 1, tick: 5) { _ in false }.isEmpty)
+        _ = fields.check([], device: 1, versions: [3], tick: 4) { _ in false }
+        #expect(fields.check([created], device: 0, versions: [1], tick: 5) { _ in false }.isEmpty)
     }
 
     @Test("the oracle counts a field's absence as its value: a rating cleared by an older version is lost")
