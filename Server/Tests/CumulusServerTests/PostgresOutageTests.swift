@@ -130,18 +130,8 @@ struct PostgresCluster {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw CloudError(.internalError, reason: "no socket for finding a free port") }
         defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
-            }
-        }
-        guard bound else { throw CloudError(.internalError, reason: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard let port = bindToLoopback(socket) else { throw CloudError(.internalError, reason: "no free port") }
+        return port
     }
 
     /// Stops the server as an operator would (`pg_ctl stop -m fast`), keeping its data.

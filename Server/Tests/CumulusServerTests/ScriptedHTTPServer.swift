@@ -41,22 +41,12 @@ final class ScriptedHTTPServer: Sendable {
         guard socket >= 0 else { throw CloudError(.internalError, reason: "no socket") }
         var reuse: Int32 = 1
         setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
-            }
-        }
-        guard bound, listen(socket, 16) == 0 else {
+        guard let bound = bindToLoopback(socket), listen(socket, 16) == 0 else {
             close(socket)
             throw CloudError(.internalError, reason: "cannot listen on loopback")
         }
         listener = socket
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = bound
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
