@@ -10,7 +10,23 @@ import Testing
 struct OutageRecoveryTests {
     @Test("a notification ends a retry wait after a network failure")
     func notificationEndsTheWait() async throws {
-        let (phone, laptop) = try await phoneWaitingOut(.networkFailure(), clock: ManualClock())
+        let clock = ManualClock()
+        let devices = Devices(clock: clock)
+        let (phone, phoneDatabase, _) = try await devices.engine {
+            $0.automaticSync = true
+            $0.pollInterval = .seconds(3600)
+            $0.retryPolicy = RetryPolicy(initialDelay: .seconds(60), maximumDelay: .seconds(60), jitter: 0)
+        }
+        let (laptop, _, _) = try await devices.engine()
+        let events = Collected(phone.events)
+        #expect(await waitUntil { await phone.hasCompletedFirstFetch })
+
+        phoneDatabase.inject(.networkFailure(), count: 1)
+        try await phone.upload(Note(id: "phone", title: "written during the outage"))
+        #expect(
+            await events.waitUntil {
+                $0.contains { if case .retryScheduled = $0 { true } else { false } }
+            })
 
         // The server is back: another device's write is notified, and the
         // phone sends its note and fetches the laptop's without the 60 s wait.
@@ -27,22 +43,6 @@ struct OutageRecoveryTests {
     @Test("a wait the server asked for (throttled) is waited out")
     func serverAskedWaitIsKept() async throws {
         let clock = ManualClock()
-        let (phone, laptop) = try await phoneWaitingOut(.throttled(retryAfter: .seconds(30)), clock: clock)
-        try await laptop.upload(Note(id: "laptop", title: "written after"))
-        try await laptop.sync()
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(await phone.pendingChangeCount == 1)
-        clock.advance(by: .seconds(60))
-        #expect(await waitUntil { await phone.pendingChangeCount == 0 })
-        await phone.close()
-        await laptop.close()
-    }
-
-    /// A phone syncing automatically whose upload met `fault` and waits 60 s
-    /// on `clock` to retry, and a laptop of the same user.
-    private func phoneWaitingOut(_ fault: InjectedFault, clock: ManualClock) async throws
-        -> (SyncEngine<Note>, SyncEngine<Note>)
-    {
         let devices = Devices(clock: clock)
         let (phone, phoneDatabase, _) = try await devices.engine {
             $0.automaticSync = true
@@ -52,13 +52,21 @@ struct OutageRecoveryTests {
         let (laptop, _, _) = try await devices.engine()
         let events = Collected(phone.events)
         #expect(await waitUntil { await phone.hasCompletedFirstFetch })
-        phoneDatabase.inject(fault, count: 1)
-        try await phone.upload(Note(id: "phone", title: "written while the server was away"))
+
+        phoneDatabase.inject(.throttled(retryAfter: .seconds(30)), count: 1)
+        try await phone.upload(Note(id: "phone", title: "written while throttled"))
         #expect(
             await events.waitUntil {
                 $0.contains { if case .retryScheduled = $0 { true } else { false } }
             })
-        return (phone, laptop)
+        try await laptop.upload(Note(id: "laptop", title: "written after"))
+        try await laptop.sync()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(await phone.pendingChangeCount == 1)
+        clock.advance(by: .seconds(60))
+        #expect(await waitUntil { await phone.pendingChangeCount == 0 })
+        await phone.close()
+        await laptop.close()
     }
 
     /// Polls `condition` for up to five seconds of real time.
