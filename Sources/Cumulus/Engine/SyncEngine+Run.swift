@@ -171,14 +171,6 @@ extension SyncEngine {
         if session.requestRun(fetching: fetching) { _ = startRun(fetching: fetching) }
     }
 
-    /// The server answered (a notification came): a run waiting out an
-    /// unreachable server tries again now rather than at the end of its wait.
-    func serverReachable() {
-        guard session.waitsOutUnreachableServer, let wakeRun else { return }
-        wakeRun.yield()
-        self.wakeRun = nil
-    }
-
     /// A page of the zone's changes (`nil`: the server answered no zone),
     /// or the failure of the request.
     typealias PageAnswer = Result<Result<ZoneChanges, CloudError>?, CloudError>
@@ -211,9 +203,7 @@ extension SyncEngine {
                         guard let self else { throw CancellationError() }
                         step = try await self.carryOut(actions)
                     case .wait(let delay):
-                        let (wake, waker) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-                        await self?.setWakeRun(waker)
-                        try await Self.sleep(for: delay, on: clock, orUntil: wake)
+                        try await clock.sleep(for: delay)
                         try Task.checkCancellation()
                         guard let self else { throw CancellationError() }
                         step = await self.woke()
@@ -233,25 +223,7 @@ extension SyncEngine {
 
     /// The run's wait ended.
     private func woke() -> RunStep {
-        wakeRun = nil
-        return .act(session.handle(.woke))
-    }
-
-    private func setWakeRun(_ waker: AsyncStream<Void>.Continuation) {
-        wakeRun = waker
-    }
-
-    /// Sleeps for `delay`, or less if `wake` yields first.
-    private static func sleep(
-        for delay: Duration, on clock: any Clock<Duration>, orUntil wake: AsyncStream<Void>
-    ) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await clock.sleep(for: delay) }
-            // Ends on a wake, or when the stream ends: the engine is gone.
-            group.addTask { for await _ in wake { return } }
-            try await group.next()
-            group.cancelAll()
-        }
+        .act(session.handle(.woke))
     }
 
     // MARK: Stepping
@@ -555,7 +527,6 @@ extension SyncEngine {
     }
 
     private func handle(_ notification: CloudNotification) {
-        serverReachable()
         switch notification {
         case .zoneChanged(let zone, _) where zone.zoneName != zoneID.zoneName: return
         case .queryChanged(let change) where change.subscriptionID != session.subscriptionID: return

@@ -67,8 +67,6 @@ public actor SyncEngine<Model: CloudCodable> {
     var backgroundTasks: [Task<Void, Never>] = []
     /// Wakes an automatic engine when a refused change's retry is due.
     var refusalRetryTimer: Task<Void, Never>?
-    /// Ends the run's current retry wait early (a notification showed the server is back).
-    var wakeRun: AsyncStream<Void>.Continuation?
     var isClosed = false
 
     /// Opens the engine whose journal lives in `directory` (created if

@@ -289,14 +289,6 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         waiters[caller] = nil
     }
 
-    /// Whether the run waits out a failure that a sign of the server's
-    /// return (a notification) may cut short: one the server did not ask
-    /// to be waited out (no `retryAfter`).
-    var waitsOutUnreachableServer: Bool {
-        guard let run, case .backoff? = run.awaiting, let failure = run.lastFailure else { return false }
-        return failure.retryAfter == nil
-    }
-
     /// The server said the account changed (a notification): the next
     /// pass asks who is signed in.
     mutating func accountMayHaveChanged() {
