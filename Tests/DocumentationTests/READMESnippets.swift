@@ -6,7 +6,7 @@ import CumulusTesting
 import Foundation
 
 enum READMESnippets {
-    // README.md:61
+    // README.md:63
     struct Landmark: CloudCodable, Identifiable {
         var id = UUID()  // becomes the record name
         var name: String
@@ -15,7 +15,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?  // nil until the server has the record
     }
 
-    // README.md:223
+    // README.md:222
     struct LandmarkV2: CloudCodable, Identifiable {
         static var cloudRecordType: String { "Landmark" }  // the records of version 1's `Landmark`
         var id = UUID()
@@ -26,14 +26,14 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:248
+    // README.md:247
     struct Album: CloudCodable, Identifiable {
         var id: String
         var name: String
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:248
+    // README.md:247
     struct Photo: CloudCodable, Identifiable {
         var id: String
         var albumID: String
@@ -42,7 +42,7 @@ enum READMESnippets {
         var cloudParentIdentifier: String? { albumID }  // the record's parent
     }
 
-    // README.md:301
+    // README.md:300
     struct Picture: CloudCodable, Identifiable {
         var id: String
         var caption: String
@@ -50,7 +50,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:366
+    // README.md:365
     struct Clipping: CloudCodable, Identifiable {
         var id: String
         var album: CloudReference<Album>  // deleting the album deletes the clipping
@@ -58,14 +58,14 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:493
+    // README.md:492
     struct Post: CloudCodable, Identifiable {
         var id: String
         var text: String
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:794
+    // README.md:793
     /// The app's record of its Sign in with Apple credential.
     actor AppleSignIn {
         var identityToken: String?  // the credential's `identityToken` as text; nil while signed out
@@ -73,7 +73,7 @@ enum READMESnippets {
     }
 
     static func quickStart() async throws -> (record: Record, back: Landmark) {
-        // README.md:61
+        // README.md:63
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
 
         let record = try RecordEncoder().encode(landmark)
@@ -87,7 +87,7 @@ enum READMESnippets {
     }
 
     static func syncing() async throws {
-        // README.md:97
+        // README.md:99
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let directory = FileManager.default.temporaryDirectory.appending(path: "Landmarks")
         let engine = try await SyncEngine<Landmark>(database: database, directory: directory)
@@ -109,7 +109,7 @@ enum READMESnippets {
     }
 
     static func belongTogether() async throws {
-        // README.md:248
+        // README.md:247
         let library = InMemoryCloudServer().database(signedInAs: "alice")
         let shared = SyncConfiguration(zoneName: "Library")
         let root = FileManager.default.temporaryDirectory
@@ -129,7 +129,7 @@ enum READMESnippets {
     }
 
     static func photosAndFiles() async throws -> Data {
-        // README.md:301
+        // README.md:300
         let pictureServer = InMemoryCloudServer()
         let here = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let phone = try await SyncEngine<Picture>(
@@ -158,7 +158,7 @@ enum READMESnippets {
     }
 
     static func references() async throws -> [Clipping] {
-        // README.md:366
+        // README.md:365
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let library = SyncConfiguration(zoneName: "Library")  // references stay in one zone
         let folder = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
@@ -183,7 +183,7 @@ enum READMESnippets {
     }
 
     static func sharing() async throws -> Share {
-        // README.md:418
+        // README.md:417
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         try await server.setEmailAddress("bob@example.com", forUser: "bob")
@@ -201,7 +201,7 @@ enum READMESnippets {
         // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
         share.addParticipant(.user("carol"), permission: .readOnly)
         share = try await aliceAlbums.saveShare(share)
-        // README.md:443
+        // README.md:442
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
         print(invitation.title ?? "Untitled", invitation.ownerIdentity.userRecordName, invitation.participantPermission)
@@ -217,7 +217,7 @@ enum READMESnippets {
     }
 
     static func publicBoard() async throws -> (posts: [Post], refused: CloudError?) {
-        // README.md:493
+        // README.md:492
         let board = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         let alice = try await SyncEngine<Post>(
@@ -246,7 +246,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:750
+        // README.md:749
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
@@ -260,7 +260,7 @@ enum READMESnippets {
     }
 
     static func identityTokens() async throws {
-        // README.md:794
+        // README.md:793
         let signIn = AppleSignIn()
         let identified = RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(
