@@ -32,6 +32,19 @@ struct AssetImportTests {
         await laptop.close()
     }
 
+    @Test("a copy an import left half written when the process died is deleted when the engine opens")
+    func abandonedImportIsDeleted() async throws {
+        let devices = SnapshotDevices()
+        let directory = temporaryDirectory("abandoned")
+        let partial = directory.appendingPathComponent("assets/partial", isDirectory: true)
+        try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: true)
+        let abandoned = partial.appendingPathComponent("import-\(UUID().uuidString)")
+        try assetBytes(1_000).write(to: abandoned)
+        let (phone, _) = try await devices.engine(directory: directory)
+        #expect(!FileManager.default.fileExists(atPath: abandoned.path))
+        await phone.close()
+    }
+
     @Test("an asset made by CloudAsset(contentsOf:) whose file changed before the upload is refused, not sent")
     func plainAssetOfAChangedFile() async throws {
         let devices = SnapshotDevices()

@@ -111,8 +111,7 @@ final class AssetStore: @unchecked Sendable {
     /// the file again. Returns the checksum and size of the bytes copied.
     func importFile(_ file: URL) throws -> (checksum: String, size: Int64) {
         try makeFolders()
-        // partial/ holds downloads by key; an import's name is no key.
-        let temporary = partial.appendingPathComponent("import-" + UUID().uuidString)
+        let temporary = partial.appendingPathComponent(Self.importPrefix + UUID().uuidString)
         let input = try FileHandle(forReadingFrom: file)
         defer { try? input.close() }
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
@@ -143,6 +142,17 @@ final class AssetStore: @unchecked Sendable {
         }
         return (checksum, size)
     }
+
+    /// Deletes the copies of imports that a crash left half written. Run
+    /// when the engine opens, before it can import anything.
+    func removeAbandonedImports() {
+        for name in Self.names(in: partial) where name.hasPrefix(Self.importPrefix) {
+            unlink(partial.appendingPathComponent(name).path)
+        }
+    }
+
+    /// The start of an import's file name in `partial/`, which no asset's key has.
+    private static let importPrefix = "import-"
 
     /// Moves the local copies no pending save holds any more into the
     /// cache, and deletes copies a crash left half written (``stage(_:)``

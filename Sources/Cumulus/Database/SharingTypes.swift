@@ -65,10 +65,7 @@ public struct ShareMetadata: Sendable, Hashable {
     }
 
     /// The title the owner gave the share, if any.
-    public var title: String? {
-        if case .string(let title) = share[ShareDetails.titleField] { return title }
-        return nil
-    }
+    public var title: String? { share.shareTitle }
 }
 
 /// The outcome of one share in `records/resolve` or `records/accept`.

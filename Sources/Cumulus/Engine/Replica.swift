@@ -118,6 +118,8 @@ struct Replica<Model: CloudCodable>: Sendable {
         var name: String
         var record: Record
         var model: Model
+        /// The record is the version it edits, field for field: nothing changed.
+        var unchanged = false
     }
 
     /// Encodes models for ``upload(_:)``; throws before anything changes.
@@ -135,11 +137,13 @@ struct Replica<Model: CloudCodable>: Sendable {
             record.metadata?.zoneID = zoneID
             model.cloudMetadata = record.metadata
             let name = record.recordName
+            var unchanged = false
             if let base = uploadBase(of: name, tag: record.changeTag) {
                 record = self.record(record, editing: base)
                 try settings.encoder.checkSize(of: record)
+                unchanged = record.fields == base.record.fields && record.parent == base.record.parent
             }
-            prepared.append(Upload(name: name, record: record, model: model))
+            prepared.append(Upload(name: name, record: record, model: model, unchanged: unchanged))
         }
         return prepared
     }
@@ -177,7 +181,7 @@ struct Replica<Model: CloudCodable>: Sendable {
                 version.metadata?.changeTag != base, let record = try? version.record()
             {
                 merge(upload, into: EditBase(record: record, model: serverModel), keepingPending: false, &effects)
-            } else if pending[name] == nil, holdsAlready(upload, base: base) {
+            } else if pending[name] == nil, upload.unchanged {
                 // Nothing changed: sending it would show as a change on every other device.
                 continue
             } else {
@@ -185,19 +189,6 @@ struct Replica<Model: CloudCodable>: Sendable {
             }
         }
         return effects
-    }
-
-    /// Whether the upload is the server's version it is based on, field for
-    /// field (the write lineage aside).
-    private func holdsAlready(_ upload: Upload, base: String?) -> Bool {
-        guard let base, let version = server[upload.name], version.metadata?.changeTag == base,
-            let record = try? version.record()
-        else { return false }
-        var held = record.fields
-        var sent = upload.record.fields
-        held[WriteLineage.field] = nil
-        sent[WriteLineage.field] = nil
-        return held == sent && record.parent == upload.record.parent
     }
 
     /// Resolves an upload against a newer version known here: the queued

@@ -119,6 +119,7 @@ public actor SyncEngine<Model: CloudCodable> {
         try journal.finishOpening()
         if isPublic { startScanTimer() }
         retireAssetCopies()
+        assets.removeAbandonedImports()
         if configuration.automaticSync { startAutomaticSync() }
     }
 

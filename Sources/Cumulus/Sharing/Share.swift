@@ -35,10 +35,7 @@ public struct Share: Sendable, Hashable {
     public var url: URL? { details.url.flatMap(URL.init(string:)) }
     /// The title invitations show.
     public var title: String? {
-        get {
-            if case .string(let title) = record[ShareDetails.titleField] { return title }
-            return nil
-        }
+        get { record.shareTitle }
         set { record[ShareDetails.titleField] = newValue.map(FieldValue.string) }
     }
     /// What anyone holding the URL may do after accepting: ``SharePermission/none``
@@ -221,5 +218,13 @@ extension CloudDatabase {
         case .failure(let error)?: throw error
         default: throw CloudError(.internalError, reason: "the server answered no share")
         }
+    }
+}
+
+extension Record {
+    /// The title field of a share record, when it is a string.
+    var shareTitle: String? {
+        if case .string(let title) = self[ShareDetails.titleField] { return title }
+        return nil
     }
 }
