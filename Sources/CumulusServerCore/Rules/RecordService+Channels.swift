@@ -16,7 +16,12 @@ extension RecordService {
     /// so are the user's least recently polled channels on that database
     /// beyond ``ServerLimits/channelsPerUser`` (their polls answer
     /// `NOT_FOUND`, and a client that still wants one opens another).
-    public func openChannel(for caller: Caller) async throws -> String {
+    ///
+    /// `credential` names the credential the caller opened it with, in the
+    /// host's terms (the hash of a token, say, never the token): the host's
+    /// check of it (see ``pollChannel(token:cursor:timeout:credentialHolds:)``)
+    /// ends the channel once it no longer holds.
+    public func openChannel(for caller: Caller, credential: String? = nil) async throws -> String {
         try NameRules.check(caller)
         let context = try RequestContext(caller, request: .createToken(apnsEnvironment: nil))
         try await ensureDatabase(context.key)
@@ -25,7 +30,8 @@ extension RecordService {
         let idle = Self.milliseconds(channelIdleLimit)
         let cutoff = queryNotificationCutoff()
         let channel = StoredChannel(
-            tokenHash: Self.tokenHash(token), key: context.key, user: context.subscriber, start: 0, lastUsed: now)
+            tokenHash: Self.tokenHash(token), key: context.key, user: context.subscriber, start: 0, lastUsed: now,
+            credential: credential)
         try await storage.write { transaction in
             var made = channel
             made.start = try await transaction.database(channel.key)?.serial ?? 0
@@ -43,17 +49,37 @@ extension RecordService {
     /// its user hears, or `timeout` passes, and answers them with the next
     /// cursor. An unknown or expired token throws `NOT_FOUND`, a cursor the
     /// server did not write `BAD_REQUEST`.
-    public func pollChannel(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch {
+    ///
+    /// `credentialHolds` is the host's check of the credential a channel was
+    /// opened with, asked when the poll starts and again whenever the host
+    /// says credentials changed (``credentialsChanged()``), which wakes the
+    /// polls: a channel whose credential no longer holds is deleted and its
+    /// poll throws `AUTHENTICATION_FAILED` at once.
+    public func pollChannel(
+        token: String, cursor: String?, timeout: Duration,
+        credentialHolds: @escaping @Sendable (StoredChannel) async throws -> Bool = { _ in true }
+    ) async throws -> NotificationBatch {
         // A cancelled poll's client has gone: it ends at once, empty, whatever storage said.
         do {
             guard !Task.isCancelled else { return NotificationBatch(notifications: [], cursor: cursor ?? "n0") }
-            return try await poll(token: token, cursor: cursor, timeout: timeout)
+            return try await poll(token: token, cursor: cursor, timeout: timeout, credentialHolds: credentialHolds)
         } catch  where Task.isCancelled {
             return NotificationBatch(notifications: [], cursor: cursor ?? "n0")
         }
     }
 
-    private func poll(token: String, cursor: String?, timeout: Duration) async throws -> NotificationBatch {
+    /// Says that a credential may have been taken away (here, through
+    /// another server, or by a command beside the server): every waiting
+    /// poll wakes and checks its channel's credential again.
+    public func credentialsChanged() {
+        credentialChanges.withLock { $0 &+= 1 }
+        waiters.wakeAll()
+    }
+
+    private func poll(
+        token: String, cursor: String?, timeout: Duration,
+        credentialHolds: @Sendable (StoredChannel) async throws -> Bool
+    ) async throws -> NotificationBatch {
         let hash = Self.tokenHash(token)
         let found = try await storage.read { transaction in try await transaction.channel(tokenHash: hash) }
         let now = Self.milliseconds(now())
@@ -61,6 +87,8 @@ extension RecordService {
         guard let channel = found, Self.elapsed(from: channel.lastUsed, to: now) <= idle else {
             throw CloudError(.notFound, reason: "there is no notification channel with this token")
         }
+        var checkedUnder = credentialChanges.withLock { $0 }
+        try await checkCredential(of: channel, credentialHolds)
         var start = channel.start
         if let cursor {
             guard cursor.first == "n", let parsed = Int64(cursor.dropFirst()), parsed >= 0 else {
@@ -72,6 +100,11 @@ extension RecordService {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while !Task.isCancelled {
             let generation = waiters.generation(of: channel.key)
+            let changes = credentialChanges.withLock { $0 }
+            if changes != checkedUnder {
+                checkedUnder = changes
+                try await checkCredential(of: channel, credentialHolds)
+            }
             let (entries, subscriptions, queryNotifications) = try await changedZones(of: channel, after: start)
             if let last = entries.last {
                 start = last.serial
@@ -93,6 +126,19 @@ extension RecordService {
             await waiters.wait(channel.key, after: generation, timeout: remaining)
         }
         return NotificationBatch(notifications: [], cursor: "n\(start)")
+    }
+
+    /// Throws `AUTHENTICATION_FAILED`, deleting the channel, when the
+    /// credential it was opened with no longer holds. The answer says the
+    /// same for a revoked, expired or removed credential.
+    private func checkCredential(
+        of channel: StoredChannel, _ credentialHolds: @Sendable (StoredChannel) async throws -> Bool
+    ) async throws {
+        guard try await !credentialHolds(channel) else { return }
+        try await storage.write { transaction in try await transaction.deleteChannel(tokenHash: channel.tokenHash) }
+        throw CloudError(
+            .authenticationFailed,
+            reason: "the credential this notification channel was opened with was revoked or has expired")
     }
 
     /// Records that a poll uses the channel now, unless it did less than a

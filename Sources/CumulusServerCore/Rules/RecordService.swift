@@ -45,6 +45,10 @@ public final class RecordService: Sendable {
     let now: @Sendable () -> Date
     private let publish: @Sendable (ChangeNotice) -> Void
     let waiters = DatabaseWaiters()
+    /// How many times the host said a credential may have been taken away
+    /// (``credentialsChanged()``): a poll checks its channel's credential
+    /// again when this moved on.
+    let credentialChanges = LockedState(UInt64(0))
     /// The databases known to exist, so that their first-use check costs no
     /// transaction (databases are never deleted).
     private let knownDatabases = LockedState(Set<DatabaseKey>())

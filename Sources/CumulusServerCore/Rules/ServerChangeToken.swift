@@ -37,9 +37,12 @@ struct ServerChangeToken: Sendable, Hashable {
         SyncToken(rawValue: "\(kind.rawValue)\(incarnation)-\(serial)")
     }
 
-    /// A new incarnation: random below 2^53, so that it fits any JSON number.
+    /// Incarnations are below 2^53, so that they fit any JSON number.
+    static let incarnationBound: Int64 = 1 << 53
+
+    /// A new incarnation: random in `1..<incarnationBound`.
     static func makeIncarnation() -> Int64 {
-        Int64.random(in: 1..<(1 << 53))
+        Int64.random(in: 1..<incarnationBound)
     }
 }
 

@@ -336,14 +336,21 @@ public struct StoredChannel: Sendable, Hashable {
     public var start: Int64
     /// When a poll last used the channel, in milliseconds since 1970.
     public var lastUsed: Int64
+    /// The credential the channel was opened with, as the host names it
+    /// (see ``RecordService/openChannel(for:credential:)``): its polls end
+    /// once the host finds it no longer holds. `nil` when the host named none.
+    public var credential: String?
 
     /// Creates a row.
-    public init(tokenHash: String, key: DatabaseKey, user: String, start: Int64, lastUsed: Int64) {
+    public init(
+        tokenHash: String, key: DatabaseKey, user: String, start: Int64, lastUsed: Int64, credential: String? = nil
+    ) {
         self.tokenHash = tokenHash
         self.key = key
         self.user = user
         self.start = start
         self.lastUsed = lastUsed
+        self.credential = credential
     }
 }
 
@@ -488,6 +495,22 @@ public protocol StorageTransaction: AssetTransaction, CredentialTransaction {
     func deleteChannels(of key: DatabaseKey, user: String, keepingNewest count: Int) async throws
     /// Deletes every channel of a user of a container.
     func deleteChannels(ofUser user: String, container: String) async throws
+    /// Deletes the channel whose token has this hash, if any.
+    func deleteChannel(tokenHash: String) async throws
+
+    // MARK: Restores
+
+    /// The identity the store recorded the last time it took notice of
+    /// what it is (see ``StoreRestores``), or `nil` when it never did.
+    func storeIdentity() async throws -> String?
+    /// Records the store's identity.
+    func setStoreIdentity(_ identity: String) async throws
+    /// Draws every database's and every zone's incarnation anew, each at
+    /// random in `1..<bound`: every sync token and change tag given before
+    /// names an incarnation the store no longer has.
+    func renewIncarnations(below bound: Int64) async throws
+    /// Deletes every notification channel.
+    func deleteAllChannels() async throws
 
     // MARK: Schema
 

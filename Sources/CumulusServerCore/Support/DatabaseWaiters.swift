@@ -8,8 +8,11 @@ import Foundation
 /// it read: a write that commits between the read and the wait is never
 /// missed.
 final class DatabaseWaiters: Sendable {
-    private struct State: Sendable {
+    fileprivate struct State: Sendable {
         var generations: [DatabaseKey: UInt64] = [:]
+        /// Moved on by ``wakeAll()``: part of every database's generation,
+        /// so that a poll between its read and its wait is not missed either.
+        var everyGeneration: UInt64 = 0
         var waiters: [DatabaseKey: [Int: CheckedContinuation<Void, Never>]] = [:]
         var nextWaiter = 0
         var closed = false
@@ -19,7 +22,7 @@ final class DatabaseWaiters: Sendable {
 
     /// The database's generation now.
     func generation(of key: DatabaseKey) -> UInt64 {
-        state.withLock { $0.generations[key] ?? 0 }
+        state.withLock { $0.generation(of: key) }
     }
 
     /// Whether a poll waits on the database: another server's write to a
@@ -42,9 +45,15 @@ final class DatabaseWaiters: Sendable {
         for waiter in woken { waiter.resume() }
     }
 
-    /// Wakes every poll (a broadcaster may have lost announcements).
+    /// Wakes every poll (a broadcaster may have lost announcements, or a
+    /// credential may have been taken away).
     func wakeAll() {
-        for key in state.withLock({ Array($0.waiters.keys) }) { wake(key) }
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.everyGeneration &+= 1
+            defer { state.waiters = [:] }
+            return state.waiters.values.flatMap(\.values)
+        }
+        for waiter in woken { waiter.resume() }
     }
 
     /// Ends every waiting poll and makes later waits return at once (the server is closing).
@@ -73,7 +82,7 @@ final class DatabaseWaiters: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let registered = state.withLock { state -> Bool in
-                    guard !state.closed, !Task.isCancelled, (state.generations[key] ?? 0) == generation else {
+                    guard !state.closed, !Task.isCancelled, state.generation(of: key) == generation else {
                         return false
                     }
                     state.waiters[key, default: [:]][id] = continuation
@@ -89,5 +98,11 @@ final class DatabaseWaiters: Sendable {
 
     private func remove(_ key: DatabaseKey, _ id: Int) -> CheckedContinuation<Void, Never>? {
         state.withLock { $0.waiters[key]?.removeValue(forKey: id) }
+    }
+}
+
+extension DatabaseWaiters.State {
+    func generation(of key: DatabaseKey) -> UInt64 {
+        (generations[key] ?? 0) &+ everyGeneration
     }
 }

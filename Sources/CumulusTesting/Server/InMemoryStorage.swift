@@ -125,6 +125,7 @@ struct MemoryState: Sendable {
     var quotas: Set<QuotaKey> = []
     var fieldTypes: [SchemaID: [StoredFieldType]] = [:]
     var channels: [String: StoredChannel] = [:]
+    var storeIdentity: String?
     var assetSecret: [UInt8]?
     var uploadTickets: [ExactName: StoredUploadTicket] = [:]
     var assets: [ExactName: StoredAsset] = [:]
@@ -614,6 +615,47 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
             guard !owned.isEmpty else { return nil }
             for hash in owned.keys { state.channels[hash] = nil }
             return { state in state.channels.merge(owned) { current, _ in current } }
+        }
+    }
+
+    func deleteChannel(tokenHash: String) async throws {
+        change { state in
+            guard let old = state.channels.removeValue(forKey: tokenHash) else { return nil }
+            return { $0.channels[tokenHash] = old }
+        }
+    }
+
+    // MARK: Restores
+
+    func storeIdentity() async throws -> String? {
+        read { $0.storeIdentity }
+    }
+
+    func setStoreIdentity(_ identity: String) async throws {
+        change { state in
+            let old = state.storeIdentity
+            state.storeIdentity = identity
+            return { $0.storeIdentity = old }
+        }
+    }
+
+    func renewIncarnations(below bound: Int64) async throws {
+        change { state in
+            let (databases, zones) = (state.databases, state.zones)
+            for key in databases.keys { state.databases[key]?.incarnation = Int64.random(in: 1..<bound) }
+            for id in zones.keys { state.zones[id]?.zone.incarnation = Int64.random(in: 1..<bound) }
+            return { state in
+                state.databases = databases
+                state.zones = zones
+            }
+        }
+    }
+
+    func deleteAllChannels() async throws {
+        change { state in
+            let old = state.channels
+            state.channels = [:]
+            return { $0.channels = old }
         }
     }
 

@@ -127,7 +127,8 @@ struct CloudRoutes: Sendable {
             guard !caller.isAnonymous else {
                 throw HTTPFailure(.authenticationRequired, "A notification channel needs a signed-in user or a key.")
             }
-            answer = ServiceAnswer(try await token(for: caller, request: request))
+            answer = ServiceAnswer(
+                try await token(for: caller, credential: try RequestAuthenticator.channelCredential(of: request)))
         } else {
             answer = try await service.answer(cloudRequest, as: caller)
         }
@@ -137,8 +138,8 @@ struct CloudRoutes: Sendable {
 
     /// `tokens/create`: a notification channel and the address to poll it,
     /// on the public URL or the listening address (never the `Host` header).
-    func token(for caller: Caller, request: Request) async throws -> CloudResponse {
-        let token = try await service.createNotificationToken(for: caller)
+    func token(for caller: Caller, credential: ChannelCredential?) async throws -> CloudResponse {
+        let token = try await service.createNotificationToken(for: caller, credential: credential)
         return .token(
             NotificationToken(
                 apnsEnvironment: caller.environment.rawValue, apnsToken: token,

@@ -39,6 +39,7 @@ extension RequestAuthenticator {
     func user(identityToken token: String, container: String, version: CredentialsVersion, gate: CredentialGate)
         async throws -> String
     {
+        await identityTokens.directory.synchronize(with: version)
         if let cached = cache.identity(token: token, container: container), now() < cached.expires,
             try await identityTokens.directory.currentTrust(issuer: cached.issuer, container: container)
                 == cached.trust

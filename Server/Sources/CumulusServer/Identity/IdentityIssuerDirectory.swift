@@ -50,12 +50,25 @@ actor IdentityIssuerDirectory {
     private var loading: [ExactName: Task<ContainerIssuers, any Error>] = [:]
     private var remote: [ExactName: RemoteKeySet] = [:]
     private var fetching: [ExactName: Task<Void, Never>] = [:]
+    /// The credentials version the issuers were read under.
+    private var version: CredentialsVersion?
 
     init(service: any CloudServing, settings: IdentityTokenSettings, logger: Logger) {
         self.service = service
         self.settings = settings
         self.fetcher = KeySetFetcher(timeout: settings.keySetFetchTimeout, maximumSize: settings.maximumKeySetSize)
         self.logger = logger
+    }
+
+    /// Forgets the issuers read when `current` is not the credentials
+    /// version they were read under: an issuer removed here, through
+    /// another server or by the `cumulus` command is no longer trusted by
+    /// the next request, whatever the refresh interval.
+    func synchronize(with current: CredentialsVersion) {
+        guard version != current else { return }
+        version = current
+        containers.removeAll()
+        loading.removeAll()
     }
 
     /// The container's issuer named exactly `name`, or `nil`.
@@ -113,9 +126,17 @@ actor IdentityIssuerDirectory {
         if let running = loading[key] { return try await running.value }
         let task = Task { try await self.load(container, previous: previous) }
         loading[key] = task
-        defer { loading[key] = nil }
-        let loaded = try await task.value
-        containers[key] = loaded
+        let under = version
+        let loaded: ContainerIssuers
+        do {
+            loaded = try await task.value
+        } catch {
+            if loading[key] == task { loading[key] = nil }
+            throw error
+        }
+        if loading[key] == task { loading[key] = nil }
+        // A load that began before the version moved on may hold an issuer since removed.
+        if version == under { containers[key] = loaded }
         return loaded
     }
 

@@ -162,11 +162,15 @@ extension CloudService {
     /// Waits until the channel has notifications after `cursor` (from the channel's creation
     /// when `nil`) or `timeout` passes, and returns them with the next
     /// cursor. An unknown token throws `NOT_FOUND`, a cursor the server did
-    /// not write `BAD_REQUEST`.
+    /// not write `BAD_REQUEST`, a channel whose credential no longer holds
+    /// (``channelCredentialHolds(_:)``) `AUTHENTICATION_FAILED`, at once when
+    /// a credential is taken away during the wait.
     public func pollNotifications(token: String, cursor: String?, timeout: Duration) async throws
         -> NotificationBatch
     {
-        try await rules.pollChannel(token: token, cursor: cursor, timeout: timeout)
+        try await rules.pollChannel(token: token, cursor: cursor, timeout: timeout) { [self] channel in
+            try await channelCredentialHolds(channel)
+        }
     }
 
     // MARK: Secrets

@@ -262,9 +262,11 @@ extension CloudService {
         return CredentialsVersion(local: credentialChanges.withLock { $0 }, stored: stored)
     }
 
-    /// Moves ``credentialsVersion()`` on.
+    /// Moves ``credentialsVersion()`` on, and has every waiting notification
+    /// poll check its channel's credential again.
     func noteCredentialChange() {
         credentialChanges.withLock { $0 &+= 1 }
+        rules.credentialsChanged()
     }
 
     // MARK: Helpers

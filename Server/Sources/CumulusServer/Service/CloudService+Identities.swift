@@ -4,7 +4,9 @@ import Foundation
 extension CloudService {
     /// Lets an identity provider's tokens sign users in to a container, or
     /// replaces the container's issuer of the same name. Every server on
-    /// the storage uses it within ``IdentityTokenSettings/issuerRefreshInterval``.
+    /// the storage uses it at its next request: the change moves the
+    /// credentials epoch on, so each server reads the issuers again (a
+    /// replaced issuer may trust less than before).
     ///
     /// The issuer and each audience are compared as exact bytes. The keys
     /// are a JWKS document stored with the issuer (``StoredIdentityIssuer/keySet``,
@@ -40,9 +42,11 @@ extension CloudService {
         let known = try await storage.write { transaction -> Bool in
             guard try await transaction.containerTokenHash(named: container) != nil else { return false }
             try await transaction.saveIdentityIssuer(stored, container: container)
+            try await transaction.recordCredentialChange()
             return true
         }
         guard known else { throw CloudError(.notFound, reason: "there is no container named '\(container)'") }
+        noteCredentialChange()
         return keyCount
     }
 
@@ -51,15 +55,21 @@ extension CloudService {
         try await storage.read { transaction in try await transaction.identityIssuers(container: container) }
     }
 
-    /// Stops an issuer's tokens signing users in to a container (every
-    /// server within ``IdentityTokenSettings/issuerRefreshInterval``). Its
-    /// users and their identities stay: adding the issuer again signs them
-    /// in as before. Returns `false` when the container has no such issuer.
+    /// Stops an issuer's tokens signing users in to a container, at once on
+    /// every server: it counts as a credential taken away, so what servers
+    /// trusted is checked again and the notification channels opened with
+    /// its tokens end. Its users and their identities stay: adding the
+    /// issuer again signs them in as before. Returns `false` when the
+    /// container has no such issuer.
     @discardableResult
     public func removeIdentityIssuer(_ issuer: String, container: String) async throws -> Bool {
-        try await storage.write { transaction in
-            try await transaction.deleteIdentityIssuer(issuer, container: container)
+        let removed = try await storage.write { transaction in
+            let removed = try await transaction.deleteIdentityIssuer(issuer, container: container)
+            if removed { try await transaction.recordCredentialChange() }
+            return removed
         }
+        if removed { noteCredentialChange() }
+        return removed
     }
 
     /// Deletes every identity that signs in as a user, and returns how many

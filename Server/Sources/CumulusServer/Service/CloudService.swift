@@ -26,6 +26,9 @@ public final class CloudService: CloudServing {
     public let rules: RecordService
     /// How many credential changes this service made or heard of (``credentialsVersion()``).
     let credentialChanges = Locked(UInt64(0))
+    /// The watch of a SQLite store for credentials the `cumulus` command
+    /// takes away beside the server (see ``watchCredentials(of:)``).
+    private let credentialWatch = Locked<Task<Void, Never>?>(nil)
 
     /// Creates a service over `storage`.
     ///
@@ -57,6 +60,26 @@ public final class CloudService: CloudServing {
             })
         // Weak: the broadcaster keeps the receiver, and the service keeps the broadcaster.
         broadcaster?.setReceiver { [weak self] event in await self?.receive(event) }
+        if let sqlite = storage as? SQLiteStorage {
+            credentialWatch.withLock { $0 = watchCredentials(of: sqlite) }
+        }
+    }
+
+    /// Reads the store's credentials epoch four times a second (a `PRAGMA`
+    /// while nothing else wrote the file) and, when the `cumulus` command
+    /// moved it on, has the polls check their channels: a revoked token's
+    /// channel ends within a second, not at the client's next request.
+    private func watchCredentials(of storage: SQLiteStorage) -> Task<Void, Never> {
+        Task { [weak self] in
+            var seen: Int64?
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: .milliseconds(250)) } catch { return }
+                guard let self else { return }
+                guard let epoch = try? await storage.credentialsEpoch() else { continue }
+                if let seen, seen != epoch { self.noteCredentialChange() }
+                seen = epoch
+            }
+        }
     }
 
     /// Opens (creating if needed) a service on the SQLite file at `path`,
@@ -80,6 +103,7 @@ public final class CloudService: CloudServing {
     /// Closes the storage and the broadcaster, and ends the notification
     /// polls waiting.
     public func close() async throws {
+        credentialWatch.withLock { $0 }?.cancel()
         rules.closeChannels()
         await broadcaster?.close()
         try await storage.close()

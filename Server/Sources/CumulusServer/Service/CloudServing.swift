@@ -66,6 +66,11 @@ public protocol CloudServing: Sendable {
     /// `tokens/create`).
     func createNotificationToken(for caller: Caller) async throws -> String
 
+    /// A new notification channel for `caller`, opened with `credential`:
+    /// its polls end once the credential no longer holds. The default
+    /// ignores the credential.
+    func createNotificationToken(for caller: Caller, credential: ChannelCredential?) async throws -> String
+
     /// Waits until the channel has notifications after `cursor` (from the
     /// channel's creation when `nil`) or `timeout` passes, and returns them with the next
     /// cursor. An unknown token throws `NOT_FOUND`.
@@ -124,5 +129,13 @@ extension CloudServing {
     /// nothing before it is written.
     public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {
         ServiceAnswer(try await perform(request, as: caller))
+    }
+}
+
+extension CloudServing {
+    /// ``createNotificationToken(for:)``: a service whose credentials never
+    /// change has nothing to check.
+    public func createNotificationToken(for caller: Caller, credential: ChannelCredential?) async throws -> String {
+        try await createNotificationToken(for: caller)
     }
 }

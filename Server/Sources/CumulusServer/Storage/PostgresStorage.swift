@@ -71,6 +71,13 @@ public final class PostgresStorage: ServerStorage {
             try await attempt(leaseWait: limits.connectionWait * 2, deadline: nil) { transaction, _ in
                 try await PostgresSchema.migrate(transaction)
             }
+            let identity = try await databaseIdentity()
+            let renewed = try await write { transaction in
+                try await StoreRestores.takeNotice(of: identity, in: transaction)
+            }
+            if renewed {
+                logger.notice("the database is not the one last written (restored or copied): sync tokens renewed")
+            }
         } catch {
             running.cancel()
             await running.value

@@ -499,16 +499,17 @@ struct PostgresTransaction: StorageTransaction {
         try await query(
             """
             INSERT INTO notification_channels (token_hash, container, environment, scope, owner, user_name, start,
-                last_used) VALUES (\(channel.tokenHash), \(channel.key.container), \(channel.key.environment.rawValue),
-                \(channel.key.scope.rawValue), \(channel.key.owner), \(channel.user), \(channel.start), \(channel.lastUsed))
+                last_used, credential) VALUES (\(channel.tokenHash), \(channel.key.container),
+                \(channel.key.environment.rawValue), \(channel.key.scope.rawValue), \(channel.key.owner), \(channel.user),
+                \(channel.start), \(channel.lastUsed), \(channel.credential))
             """)
     }
 
     func channel(tokenHash: String) async throws -> StoredChannel? {
         let rows = try await query(
             """
-            SELECT container, environment, scope, owner, user_name, start, last_used FROM notification_channels
-                WHERE token_hash = \(tokenHash)
+            SELECT container, environment, scope, owner, user_name, start, last_used, credential
+                FROM notification_channels WHERE token_hash = \(tokenHash)
             """)
         return try rows.first.map { row in
             try read(row, table: "notification_channels") { columns in
@@ -524,7 +525,7 @@ struct PostgresTransaction: StorageTransaction {
                         container: try columns.value("container"), environment: environment, scope: scope,
                         owner: try columns.value("owner")),
                     user: try columns.value("user_name"), start: try columns.value("start"),
-                    lastUsed: try columns.value("last_used"))
+                    lastUsed: try columns.value("last_used"), credential: try columns.optional("credential"))
             }
         }
     }

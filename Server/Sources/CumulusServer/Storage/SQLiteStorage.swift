@@ -48,6 +48,18 @@ public final class SQLiteStorage: ServerStorage {
             try? await connection.close()
             throw error
         }
+        do {
+            let identity = try Self.fileIdentity(of: path)
+            let renewed = try await write { transaction in
+                try await StoreRestores.takeNotice(of: identity, in: transaction)
+            }
+            if renewed {
+                logger.notice("the database file is not the one last written (restored or copied): sync tokens renewed")
+            }
+        } catch {
+            try? await close()
+            throw error
+        }
     }
 
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction.
@@ -136,7 +148,7 @@ enum SQLiteSchema {
     /// first creates version 1.
     static let migrations = [
         versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix, identitiesVersion,
-        SQLiteSchema.credentialsVersion, SQLiteSchema.emailHoldersVersion,
+        SQLiteSchema.credentialsVersion, SQLiteSchema.emailHoldersVersion, SQLiteSchema.restoresVersion,
     ]
     /// The version this server writes.
     static var version: Int { migrations.count }

@@ -492,18 +492,19 @@ struct SQLiteTransaction: StorageTransaction {
         try await query(
             """
             INSERT INTO notification_channels (token_hash, container, environment, scope, owner, user_name, start,
-                last_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                last_used, credential) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(channel.tokenHash), .text(channel.key.container), .text(channel.key.environment.rawValue),
                 .text(channel.key.scope.rawValue), .text(channel.key.owner), .text(channel.user),
                 .integer(Int(channel.start)), .integer(Int(channel.lastUsed)),
+                channel.credential.map { .text($0) } ?? .null,
             ])
     }
 
     func channel(tokenHash: String) async throws -> StoredChannel? {
         let rows = try await query(
-            "SELECT \(SQLiteColumns.exact(["token_hash", "container", "environment", "scope", "owner", "user_name"])), "
+            "SELECT \(SQLiteColumns.exact(["token_hash", "container", "environment", "scope", "owner", "user_name", "credential"])), "
                 + "start, last_used FROM notification_channels WHERE token_hash = ?", [.text(tokenHash)])
         return try rows.first.map { row in
             try read(row, table: "notification_channels") { columns in
@@ -519,7 +520,7 @@ struct SQLiteTransaction: StorageTransaction {
                         container: try columns.text("container"), environment: environment, scope: scope,
                         owner: try columns.text("owner")),
                     user: try columns.text("user_name"), start: try columns.integer("start"),
-                    lastUsed: try columns.integer("last_used"))
+                    lastUsed: try columns.integer("last_used"), credential: try columns.optionalText("credential"))
             }
         }
     }

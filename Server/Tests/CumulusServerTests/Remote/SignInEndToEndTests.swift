@@ -75,7 +75,7 @@ extension RunningServer {
     /// A device whose user signed in with the test provider as `subject`:
     /// each token it asks for is freshly signed by `key`. With two servers,
     /// `server` picks the one it talks to.
-    fileprivate func signedIn(subject: String, email: String?, key: TestSigningKey, server: Int)
+    func signedIn(subject: String, email: String?, key: TestSigningKey, server: Int)
         -> RemoteCloudDatabase
     {
         let provider = IdentityTokenProvider { _ in
