@@ -198,11 +198,15 @@ struct RemoteNotificationTests {
         #expect(await notifications.next() == .databaseChanged)
 
         try await transport.next().respond(.failure(URLError(.networkConnectionLost)))
+        // The first failure of a streak: the reader syncs, and learns whether the server is away.
+        #expect(await notifications.next() == .databaseChanged)
         await clock.waitForSleepers(count: 1)
         #expect(clock.pendingDeadlines == [clock.now.advanced(by: .milliseconds(500))])
         clock.advance(by: .milliseconds(500))
 
         try await transport.next().respond(CloudError(.tryAgainLater, reason: "busy"))
+        // The server answers now, with an error: another kind of break, told once too.
+        #expect(await notifications.next() == .databaseChanged)
         await clock.waitForSleepers(count: 1)
         #expect(clock.pendingDeadlines == [clock.now.advanced(by: .seconds(1))])
         clock.advance(by: .seconds(1))
@@ -226,6 +230,7 @@ struct RemoteNotificationTests {
         try await createToken("t1")
         try await transport.next().respond(NotificationBatch(notifications: [], cursor: "c1"))
         try await transport.next().respond(.failure(URLError(.notConnectedToInternet)))
+        #expect(await notifications.next() == .databaseChanged)
         await clock.waitForSleepers(count: 1)
 
         // A failed request does not end the wait; a successful one does.
@@ -243,6 +248,76 @@ struct RemoteNotificationTests {
         #expect(poll.path == "/notifications/t1")
         #expect(poll.query["cursor"] == "c1")
         #expect(clock.sleeperCount == 0)
+    }
+
+    @Test("a channel that polls again after failures says so once, even when nothing changed")
+    func channelBack() async throws {
+        let database = database()
+        var notifications = database.notifications().makeAsyncIterator()
+        try await createToken("t1")
+        try await transport.next().respond(.failure(URLError(.cannotConnectToHost)))
+        #expect(await notifications.next() == .databaseChanged)
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .milliseconds(500))
+        try await transport.next().respond(.failure(URLError(.cannotConnectToHost)))
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(1))
+
+        // The server is back: an empty answer still tells the reader, which stops waiting to retry.
+        try await transport.next().respond(NotificationBatch(notifications: [], cursor: "c1"))
+        #expect(await notifications.next() == .databaseChanged)
+        let next = try await transport.next()
+        #expect(next.query["cursor"] == "c1")
+        next.respond(NotificationBatch(notifications: [.zoneChanged(zone, subscriptionID: nil)], cursor: "c2"))
+        #expect(await notifications.next() == .zoneChanged(zone, subscriptionID: nil))
+    }
+
+    @Test(
+        "a channel whose credential the server revoked says the account changed, once, and retries on new credentials")
+    func credentialRevoked() async throws {
+        let database = database()
+        var notifications = database.notifications().makeAsyncIterator()
+        try await createToken("t1")
+        try await transport.next().respond(
+            CloudError(.authenticationFailed, reason: "the credential of this channel was revoked"))
+        #expect(await notifications.next() == .accountChanged)
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .milliseconds(500))
+        // The channel is gone: a new one is asked for, and refused again without another event.
+        let refused = try await transport.next()
+        #expect(refused.path == base + "/tokens/create")
+        refused.respond(CloudError(.authenticationFailed, reason: "the web auth token is not valid"))
+        await clock.waitForSleepers(count: 1)
+
+        // New credentials end the wait at once.
+        database.setCredentials(.user(apiToken: RemoteFixture.apiToken, webAuthToken: RemoteFixture.webAuthToken))
+        #expect(await notifications.next() == .databaseChanged)
+        try await createToken("t2")
+        #expect(await notifications.next() == .databaseChanged)
+        try await transport.next().respond(
+            NotificationBatch(notifications: [.zoneChanged(zone, subscriptionID: nil)], cursor: "c1"))
+        #expect(await notifications.next() == .zoneChanged(zone, subscriptionID: nil))
+    }
+
+    @Test("signing out, then in as another user, says the account changed twice and nothing more")
+    func signOutThenIn() async throws {
+        let database = database()
+        var notifications = database.notifications().makeAsyncIterator()
+        try await createToken("t1")
+        let poll = try await transport.next()
+        database.setCredentials(.user(apiToken: RemoteFixture.apiToken, webAuthToken: nil))
+        #expect(await notifications.next() == .accountChanged)
+        poll.respond(.failure(CancellationError()))
+        let refused = try await transport.next()
+        #expect(refused.path == base + "/tokens/create")
+        refused.respond(CloudError(.authenticationRequired, reason: "nobody is signed in"))
+        await clock.waitForSleepers(count: 1)
+        database.setCredentials(.user(apiToken: RemoteFixture.apiToken, webAuthToken: RemoteFixture.otherWebAuthToken))
+        #expect(await notifications.next() == .accountChanged)
+        try await createToken("t2", webAuthToken: RemoteFixture.otherWebAuthToken)
+        try await transport.next().respond(
+            NotificationBatch(notifications: [.zoneChanged(zone, subscriptionID: nil)], cursor: "c1"))
+        #expect(await notifications.next() == .zoneChanged(zone, subscriptionID: nil))
     }
 
     @Test("the waits are capped, jittered and never shorter than the server asks")

@@ -33,18 +33,18 @@ enum GettingStartedSnippets {
         // Sources/Cumulus/Cumulus.docc/GettingStarted.md:81
         try await engine.waitForFirstFetch()
         print(await engine.models.count, "notes")
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:97
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:101
         let groceries = Note(title: "Groceries")
         try await engine.upload(groceries)
         try await engine.delete(identifiers: [groceries.cloudIdentifier])
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:114
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:118
         do {
             try await engine.sync(.singleAttempt)
         } catch let error as CloudError where error.isTransient {
             print("offline; the changes stay queued:", error)
         }
         try? await engine.sync(SyncOptions(timeout: .seconds(10)))
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:133
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:137
         await engine.close()
     }
 }

@@ -430,7 +430,10 @@ public enum CloudNotification: Sendable, Hashable {
     case queryChanged(QueryNotification)
     /// The database's zones changed.
     case databaseChanged
-    /// The signed-in account changed: signed out, or another user signed in.
+    /// The signed-in account changed: signed out, or another user signed
+    /// in; or the server stopped accepting the credentials the channel was
+    /// opened with (a revoked token, a removed or blocked user, an issuer
+    /// no longer trusted), so the account is worth checking again.
     case accountChanged
 }
 

@@ -203,7 +203,14 @@ extension SyncEngine {
                         guard let self else { throw CancellationError() }
                         step = try await self.carryOut(actions)
                     case .wait(let delay):
-                        try await clock.sleep(for: delay)
+                        // A sleep of its own, which the engine may cut short; it ends with the run.
+                        let sleep = Task { try await clock.sleep(for: delay) }
+                        await self?.setRetrySleep(sleep)
+                        await withTaskCancellationHandler {
+                            _ = await sleep.result
+                        } onCancel: {
+                            sleep.cancel()
+                        }
                         try Task.checkCancellation()
                         guard let self else { throw CancellationError() }
                         step = await self.woke()
@@ -223,7 +230,22 @@ extension SyncEngine {
 
     /// The run's wait ended.
     private func woke() -> RunStep {
-        .act(session.handle(.woke))
+        retrySleep = nil
+        return .act(session.handle(.woke))
+    }
+
+    private func setRetrySleep(_ sleep: Task<Void, any Error>) {
+        retrySleep = sleep
+    }
+
+    /// The server answered (a notification came, or the channel broke and
+    /// came back): a run waiting out a failure the server did not ask to be
+    /// waited out (no `retryAfter`) tries again now rather than at the end
+    /// of its wait.
+    func serverAnswered() {
+        guard session.waitsOutUnreachableServer, let retrySleep else { return }
+        retrySleep.cancel()
+        self.retrySleep = nil
     }
 
     // MARK: Stepping
@@ -527,6 +549,7 @@ extension SyncEngine {
     }
 
     private func handle(_ notification: CloudNotification) {
+        serverAnswered()
         switch notification {
         case .zoneChanged(let zone, _) where zone.zoneName != zoneID.zoneName: return
         case .queryChanged(let change) where change.subscriptionID != session.subscriptionID: return

@@ -67,6 +67,9 @@ public actor SyncEngine<Model: CloudCodable> {
     var backgroundTasks: [Task<Void, Never>] = []
     /// Wakes an automatic engine when a refused change's retry is due.
     var refusalRetryTimer: Task<Void, Never>?
+    /// The sleep of the run's retry wait, which a sign that the server is
+    /// back (see ``serverAnswered()``) cancels to end the wait early.
+    var retrySleep: Task<Void, any Error>?
     var isClosed = false
 
     /// Opens the engine whose journal lives in `directory` (created if

@@ -289,6 +289,14 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         waiters[caller] = nil
     }
 
+    /// Whether the run waits out a failure that a sign of the server's
+    /// return may cut short: one the server did not ask to be waited out
+    /// (no `retryAfter`).
+    var waitsOutUnreachableServer: Bool {
+        guard let run, case .backoff? = run.awaiting, let failure = run.lastFailure else { return false }
+        return failure.retryAfter == nil
+    }
+
     /// The server said the account changed (a notification): the next
     /// pass asks who is signed in.
     mutating func accountMayHaveChanged() {
@@ -384,14 +392,17 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         if error.code == .accountChanged, run != nil { return beginPass() }
         // A request of a pass that reused its check tells what the check would have.
         if reportingStatus, status.isAccountProblem { return [.status(status)] + finish(error) }
-        guard error.isTransient, var current = run else { return finish(error) }
+        // Any request that cannot reach the account says so at once, not at the next account check.
+        let reported: [Action] = reportingStatus && status == .temporarilyUnavailable ? [.status(status)] : []
+        guard error.isTransient, var current = run else { return reported + finish(error) }
         if current.madeProgress { current.backoff.reset() }
-        guard current.backoff.canRetry else { return finish(error) }
+        guard current.backoff.canRetry else { return reported + finish(error) }
         let delay = current.backoff.nextDelay(retryAfter: error.retryAfter, random: settings.random())
         current.awaiting = .backoff
         current.lastFailure = error
         run = current
-        return [.publish(.retryScheduled(delay: delay, error: error))] + releaseWaiters(error) + [.wait(delay)]
+        return reported + [.publish(.retryScheduled(delay: delay, error: error))] + releaseWaiters(error)
+            + [.wait(delay)]
     }
 
     /// Counts a failed attempt against each waiting caller, and lets go of

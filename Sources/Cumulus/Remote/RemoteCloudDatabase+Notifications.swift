@@ -9,10 +9,19 @@ extension RemoteCloudDatabase {
     /// (``Configuration/notificationBackoff``) from where it left off; a
     /// channel the server no longer knows (`NOT_FOUND`) is created anew,
     /// and the stream then yields `.databaseChanged`, as notifications may
-    /// have been missed in between. When any other request of this
-    /// database succeeds while a channel waits after a failure, the network
-    /// is back: the channel stops waiting, yields `.databaseChanged` and
-    /// reconnects at once. When the account changes
+    /// have been missed in between. The stream also yields
+    /// `.databaseChanged` when its channel fails for a reason that may pass
+    /// (once when the server answers errors, once when it cannot be
+    /// reached: a reader that syncs learns at once whether the server is
+    /// away) and when a poll
+    /// succeeds again after failures (the server is back). When any other
+    /// request of this database succeeds while a channel waits after a
+    /// failure, the network is back: the channel stops waiting, yields
+    /// `.databaseChanged` and reconnects at once. When the server refuses
+    /// the credentials the channel was opened with (a revoked token, a
+    /// removed or blocked user), the stream yields `.accountChanged` once,
+    /// and the channel tries again after its wait, or at once when the
+    /// credentials are set again. When the account changes
     /// (``setCredentials(_:)``), the stream yields `.accountChanged` and
     /// reconnects as the new account. The channel stops when the reader
     /// stops reading or the database goes away.
@@ -117,6 +126,8 @@ final class NotificationChannels: @unchecked Sendable {
             return accountChanged(&state)
         }
         for task in stopped { task.cancel() }
+        // A channel waiting after a refusal tries the new credentials at once.
+        requestSucceeded()
     }
 
     /// Counts a change of account, and tells every stream and restarts its
@@ -342,6 +353,17 @@ struct NotificationChannel {
     /// The channel was opened again at once after a loss, and no poll has succeeded since.
     private var reopenedAtOnce = false
     private var failures = 0
+    /// The stream heard that the server refused the channel's credentials,
+    /// and no poll has succeeded since.
+    private var toldRefusal = false
+    /// The kind of break the stream last heard of (the server unreachable,
+    /// or answering errors), since the last poll that succeeded.
+    private var toldBreak: Break?
+
+    private enum Break {
+        case unreachable
+        case failing
+    }
 
     init(session: RemoteSession, account: UInt64, streamID: UInt64, generation: UInt64) {
         self.session = session
@@ -353,14 +375,33 @@ struct NotificationChannel {
     mutating func run(deliveringTo channels: NotificationChannels) async {
         while !Task.isCancelled {
             do {
-                let batch = try await pollOnce(channels)
+                var batch = try await pollOnce(channels)
+                // The channel is back after failing: the server answers again.
+                if failures > 0 && batch.isEmpty { batch = [.databaseChanged] }
                 failures = 0
                 reopenedAtOnce = false
+                toldRefusal = false
+                toldBreak = nil
                 guard channels.deliver(batch, streamID: streamID, generation: generation) else { return }
             } catch {
                 if Task.isCancelled || error is CancellationError { return }
                 let cloudError = error as? CloudError
                 if cloudError?.code == .accountChanged { return }
+                if cloudError?.code == .authenticationFailed {
+                    // The server ended the channel, or refuses a new one: its credential was revoked, or
+                    // the user removed or blocked. The reader checks the account at once. (Signing out,
+                    // AUTHENTICATION_REQUIRED, was told by the change of credentials itself.)
+                    if token != nil {
+                        token = nil
+                        lostToken = true
+                    }
+                    if !toldRefusal {
+                        toldRefusal = true
+                        guard channels.deliver([.accountChanged], streamID: streamID, generation: generation) else {
+                            return
+                        }
+                    }
+                }
                 if cloudError?.code == .notFound, token != nil {
                     token = nil
                     lostToken = true
@@ -373,6 +414,18 @@ struct NotificationChannel {
                     }
                 }
                 failures += 1
+                // The channel broke: the reader syncs now, which tells it whether the server is away;
+                // once more if a server that answered errors (shutting down, say) then cannot be reached.
+                // A refusal or a lost channel is no outage.
+                if cloudError?.isTransient ?? true {
+                    let kind: Break = cloudError == nil || cloudError?.code == .networkFailure ? .unreachable : .failing
+                    if toldBreak != kind {
+                        toldBreak = kind
+                        guard channels.deliver([.databaseChanged], streamID: streamID, generation: generation) else {
+                            return
+                        }
+                    }
+                }
                 let delay = Self.delay(
                     afterFailures: failures, policy: session.configuration.notificationBackoff,
                     retryAfter: cloudError?.retryAfter, random: Double.random(in: 0..<1))
