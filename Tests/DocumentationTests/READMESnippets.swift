@@ -58,14 +58,14 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:492
+    // README.md:503
     struct Post: CloudCodable, Identifiable {
         var id: String
         var text: String
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:801
+    // README.md:818
     /// The app's record of its Sign in with Apple credential.
     actor AppleSignIn {
         var identityToken: String?  // the credential's `identityToken` as text; nil while signed out
@@ -187,6 +187,8 @@ enum READMESnippets {
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         try await server.setEmailAddress("bob@example.com", forUser: "bob")
+        // On the record server a name comes from the identity token or `cumulus user add --display-name`.
+        try await server.setName(UserNameComponents(givenName: "Alice", familyName: "Example"), forUser: "alice")
         let aliceDatabase = server.database(signedInAs: "alice")
         let albumsConfiguration = SyncConfiguration(zoneName: "Library")
         let aliceAlbums = try await SyncEngine<Album>(
@@ -201,10 +203,11 @@ enum READMESnippets {
         // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
         share.addParticipant(.user("carol"), permission: .readOnly)
         share = try await aliceAlbums.saveShare(share)
-        // README.md:442
+        // README.md:445
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
-        print(invitation.title ?? "Untitled", invitation.ownerIdentity.userRecordName, invitation.participantPermission)
+        let owner = invitation.ownerName?.displayName ?? "Someone"  // "Alice Example"
+        print("\(owner) shares \(invitation.title ?? "an album") with you", invitation.participantPermission)
         let accepted = try await bobPublic.accept(invitation)
         let bobAlbums = try await SyncEngine<Album>(
             database: server.database(scope: .shared, signedInAs: "bob"), directory: root.appending(path: "BobAlbums"),
@@ -217,7 +220,7 @@ enum READMESnippets {
     }
 
     static func publicBoard() async throws -> (posts: [Post], refused: CloudError?) {
-        // README.md:492
+        // README.md:503
         let board = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         let alice = try await SyncEngine<Post>(
@@ -246,7 +249,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:757
+        // README.md:774
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
@@ -260,7 +263,7 @@ enum READMESnippets {
     }
 
     static func identityTokens() async throws {
-        // README.md:801
+        // README.md:818
         let signIn = AppleSignIn()
         let identified = RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(

@@ -110,7 +110,7 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == [1, 2, 3, 4, 5, 6, 7, 8])
+            #expect(versions == [1, 2, 3, 4, 5, 6, 7, 8, 9])
         }
     }
 
@@ -282,7 +282,7 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == [1, 2, 3, 4, 5, 6, 7, 8])
+            #expect(versions == [1, 2, 3, 4, 5, 6, 7, 8, 9])
         }
     }
 

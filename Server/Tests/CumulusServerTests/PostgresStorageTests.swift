@@ -45,8 +45,9 @@ struct PostgresStorageTests {
                 }
             }
             // One row per version: 1 (the tables), 2 (notification channels), 3 (sharing),
-            // 4 (query subscriptions), 5 (assets), 6 (identities), 7 (credentials), 8 (one holder per address).
-            #expect(rows.count == 1 && rows.first?.0 == 8 && rows.first?.1 == 8)
+            // 4 (query subscriptions), 5 (assets), 6 (identities), 7 (credentials), 8 (one holder per address),
+            // 9 (names and blocked identities).
+            #expect(rows.count == 1 && rows.first?.0 == 9 && rows.first?.1 == 9)
             for storage in storages { try await storage.close() }
         }
     }

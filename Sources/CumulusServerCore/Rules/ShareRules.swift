@@ -152,6 +152,14 @@ enum ShareRules {
         return presented
     }
 
+    /// A participant as a share keeps it: without a name, which is the
+    /// server's to show (``UserNames``), never what a client sent.
+    static func withoutName(_ participant: ShareParticipant) -> ShareParticipant {
+        var kept = participant
+        kept.nameComponents = nil
+        return kept
+    }
+
     /// The participants a share is saved with, from the ones the owner sent
     /// and the ones stored: the owner first; stored participants keep their
     /// identifier, user and status (which only accepting and leaving
@@ -170,7 +178,7 @@ enum ShareRules {
         let previous = stored?.participants.filter { $0.role != .owner } ?? []
         var seen = Set<ExactName>()
         for participant in sent where participant.role != .owner {
-            var entry = participant
+            var entry = withoutName(participant)
             let match = previous.first { old in
                 if let id = participant.participantID, let oldID = old.participantID, id.isExactly(oldID) {
                     return true

@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 8
+    static let version = 9
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -67,6 +67,10 @@ enum PostgresSchema {
             if current < 8 {
                 for statement in emailHoldersVersion { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (8)")
+            }
+            if current < 9 {
+                for statement in namesVersion { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (9)")
             }
             try await connection.run("COMMIT")
         } catch {

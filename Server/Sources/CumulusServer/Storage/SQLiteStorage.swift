@@ -136,7 +136,7 @@ enum SQLiteSchema {
     /// first creates version 1.
     static let migrations = [
         versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix, identitiesVersion,
-        SQLiteSchema.credentialsVersion, SQLiteSchema.emailHoldersVersion,
+        SQLiteSchema.credentialsVersion, SQLiteSchema.emailHoldersVersion, SQLiteSchema.namesVersion,
     ]
     /// The version this server writes.
     static var version: Int { migrations.count }
