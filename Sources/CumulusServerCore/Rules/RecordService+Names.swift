@@ -20,7 +20,10 @@ extension RecordService {
 
     /// The answer with the names its share records and share metadata may
     /// show to `viewer` (see ``UserNames``), read in one transaction; the
-    /// names stored in a share record or sent by a client never show.
+    /// names stored in a share record or sent by a client never show. A
+    /// share record its owner reads shows no user an invitation by address
+    /// is bound to (``ShareRules/hidingBindings(_:from:)``), in the changes
+    /// feed as everywhere.
     func presentingNames(_ answer: ServiceAnswer, viewer: String?, container: String) async throws -> ServiceAnswer {
         guard answer.containsRecord(where: { ShareRules.isShare($0.recordType) }, encoded: UserNames.mayBeShare)
         else { return answer }
@@ -36,7 +39,8 @@ extension RecordService {
         let names = try await self.names(of: wanted, container: container)
         // The share records are decoded now: nothing is left to decode.
         let named = try decoded.mappingRecords(
-            decoding: { _ in false }, { UserNames.presented($0, to: viewer, names: names) })
+            decoding: { _ in false },
+            { UserNames.presented(ShareRules.hidingBindings($0, from: viewer), to: viewer, names: names) })
         guard case .response(.shares(let results)) = named.form else { return named }
         return ServiceAnswer(
             .shares(
