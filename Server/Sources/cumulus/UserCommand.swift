@@ -122,7 +122,9 @@ struct UserCommand: AsyncParsableCommand {
                 --keep-data leaves the user's records, zones and shares as they are (participants keep their \
                 access). --delete-data deletes their private zones, the shares they own (participants lose \
                 them), their public records, their place in others' shares, their subscriptions and \
-                notification channels. Run it again if it fails half way: it finishes what is left.
+                notification channels. Run it again if it fails half way: it finishes what is left. A user \
+                who signs in with an identity provider comes back as a new user with the provider's next \
+                token: user block keeps their subject out instead.
                 """)
 
         @Argument(help: "The user's name.")
