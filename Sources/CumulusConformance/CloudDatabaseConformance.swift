@@ -61,8 +61,8 @@ public struct CloudDatabaseConformance: Sendable {
     /// Every check.
     public static let checks: [Check] =
         recordChecks + queryChecks + listAndPlaceQueryChecks + changeChecks + zoneChecks + notificationChecks
-        + userChecks + faultChecks + nameChecks + sharingChecks + addressChecks + assetChecks + referenceChecks
-        + publicChecks
+        + userChecks + faultChecks + nameChecks + sharingChecks + addressChecks + displayNameChecks + assetChecks
+        + referenceChecks + publicChecks
 
     static let recordChecks: [Check] = [
         Check("create stores the record with server metadata") { try await $0.createStoresServerMetadata() },

@@ -48,9 +48,12 @@ extension CloudDatabaseConformance {
         try await backend.setEmailAddress("vic@example.com", discoverable: false, forUser: "vic")
         let share = try await shareAlbum(
             alice, participants: [ShareParticipant(lookupInfo: .email("vic@example.com"), permission: .readOnly)])
-        // The owner sees the address invited, not whom it binds to.
+        // The owner sees the address invited, not whom it binds to, by every read.
         let invited = try #require(share.shareDetails?.participants.last)
         #expect(invited.lookupInfo == .email("vic@example.com") && invited.userRecordName == nil)
+        let fed = try await alice.allZoneChanges(albumsZone, since: nil).pages.flatMap(\.records).compactMap(\.record)
+        let fedShare = try #require(fed.first { $0.recordType == ShareDetails.recordType })
+        #expect(fedShare.shareDetails?.participants.last?.lookupInfo == .email("vic@example.com"))
         try await backend.setEmailAddress(nil, discoverable: true, forUser: "vic")
         try await backend.setEmailAddress("vic@example.com", discoverable: true, forUser: "mallory")
         let guid = try shortGUID(share)

@@ -18,6 +18,11 @@ public protocol ConformanceBackend: Sendable {
     /// false` keeps it out of lookups.
     func setEmailAddress(_ address: String?, discoverable: Bool, forUser user: String) async throws
 
+    /// Gives `user` the name other users see (or none), as an identity
+    /// token's name claims or the operator do. By default it throws
+    /// `UNSUPPORTED`, and the checks of names fail.
+    func setName(_ name: UserNameComponents?, forUser user: String) async throws
+
     /// The asset controls of the backend, or `nil` when it has none: the
     /// asset checks then leave out what needs them (expiry, the size limit,
     /// collection). `nil` by default.
@@ -27,6 +32,11 @@ public protocol ConformanceBackend: Sendable {
 extension ConformanceBackend {
     /// No asset controls.
     public var assets: (any ConformanceAssetControls)? { nil }
+
+    /// Throws `UNSUPPORTED`: a backend that cannot name its users.
+    public func setName(_ name: UserNameComponents?, forUser user: String) async throws {
+        throw CloudError(.unsupported, reason: "\(Self.self) cannot name its users")
+    }
 
     /// A new device signed in as `user` on the private database.
     public func database(signedInAs user: String) async throws -> any CloudDatabase {
@@ -92,6 +102,11 @@ public struct InMemoryBackend: ConformanceBackend {
     /// Sets the address on the in-memory server.
     public func setEmailAddress(_ address: String?, discoverable: Bool, forUser user: String) async throws {
         try await server.setEmailAddress(address, discoverable: discoverable, forUser: user)
+    }
+
+    /// Sets the name on the in-memory server.
+    public func setName(_ name: UserNameComponents?, forUser user: String) async throws {
+        try await server.setName(name, forUser: user)
     }
 }
 

@@ -42,7 +42,7 @@ enum CumulusTestingSnippets {
     }
 
     static func productionSchema() async throws -> Int {
-        // Sources/CumulusTesting/CumulusTesting.docc/CumulusTesting.md:91
+        // Sources/CumulusTesting/CumulusTesting.docc/CumulusTesting.md:103
         let production = InMemoryCloudServer(environment: .production)
         let developerDevice = production.database(signedInAs: "developer", environment: .development)
         let developer = try await SyncEngine<Note>(

@@ -28,6 +28,7 @@ struct DocumentationTests {
         #expect(share.shortGUID != nil)
         #expect(share.participants.map(\.role) == [.owner, .user, .user])
         #expect(share.participants.map(\.permission) == [.readWrite, .readWrite, .readOnly])
+        #expect(share.ownerName?.displayName == "Alice Example")
     }
 
     @Test("the README's references example: deleting the album deletes its clipping on the clippings' engine")

@@ -15,7 +15,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?  // nil until the server has the record
     }
 
-    // README.md:229
+    // README.md:230
     struct LandmarkV2: CloudCodable, Identifiable {
         static var cloudRecordType: String { "Landmark" }  // the records of version 1's `Landmark`
         var id = UUID()
@@ -26,14 +26,14 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:254
+    // README.md:255
     struct Album: CloudCodable, Identifiable {
         var id: String
         var name: String
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:254
+    // README.md:255
     struct Photo: CloudCodable, Identifiable {
         var id: String
         var albumID: String
@@ -42,7 +42,7 @@ enum READMESnippets {
         var cloudParentIdentifier: String? { albumID }  // the record's parent
     }
 
-    // README.md:307
+    // README.md:308
     struct Picture: CloudCodable, Identifiable {
         var id: String
         var caption: String
@@ -50,7 +50,7 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:372
+    // README.md:373
     struct Clipping: CloudCodable, Identifiable {
         var id: String
         var album: CloudReference<Album>  // deleting the album deletes the clipping
@@ -58,14 +58,14 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:499
+    // README.md:511
     struct Post: CloudCodable, Identifiable {
         var id: String
         var text: String
         var cloudMetadata: RecordMetadata?
     }
 
-    // README.md:808
+    // README.md:826
     /// The app's record of its Sign in with Apple credential.
     actor AppleSignIn {
         var identityToken: String?  // the credential's `identityToken` as text; nil while signed out
@@ -109,7 +109,7 @@ enum READMESnippets {
     }
 
     static func belongTogether() async throws {
-        // README.md:254
+        // README.md:255
         let library = InMemoryCloudServer().database(signedInAs: "alice")
         let shared = SyncConfiguration(zoneName: "Library")
         let root = FileManager.default.temporaryDirectory
@@ -129,7 +129,7 @@ enum READMESnippets {
     }
 
     static func photosAndFiles() async throws -> Data {
-        // README.md:307
+        // README.md:308
         let pictureServer = InMemoryCloudServer()
         let here = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let phone = try await SyncEngine<Picture>(
@@ -158,7 +158,7 @@ enum READMESnippets {
     }
 
     static func references() async throws -> [Clipping] {
-        // README.md:372
+        // README.md:373
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let library = SyncConfiguration(zoneName: "Library")  // references stay in one zone
         let folder = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
@@ -183,10 +183,12 @@ enum READMESnippets {
     }
 
     static func sharing() async throws -> Share {
-        // README.md:424
+        // README.md:425
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         try await server.setEmailAddress("bob@example.com", forUser: "bob")
+        // On the record server a name comes from the identity token or `cumulus user add --display-name`.
+        try await server.setName(UserNameComponents(givenName: "Alice", familyName: "Example"), forUser: "alice")
         let aliceDatabase = server.database(signedInAs: "alice")
         let albumsConfiguration = SyncConfiguration(zoneName: "Library")
         let aliceAlbums = try await SyncEngine<Album>(
@@ -201,10 +203,11 @@ enum READMESnippets {
         // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
         share.addParticipant(.user("carol"), permission: .readOnly)
         share = try await aliceAlbums.saveShare(share)
-        // README.md:449
+        // README.md:453
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
-        print(invitation.title ?? "Untitled", invitation.ownerIdentity.userRecordName, invitation.participantPermission)
+        let owner = invitation.ownerName?.displayName ?? "Someone"  // "Alice Example"
+        print("\(owner) shares \(invitation.title ?? "an album") with you", invitation.participantPermission)
         let accepted = try await bobPublic.accept(invitation)
         let bobAlbums = try await SyncEngine<Album>(
             database: server.database(scope: .shared, signedInAs: "bob"), directory: root.appending(path: "BobAlbums"),
@@ -217,7 +220,7 @@ enum READMESnippets {
     }
 
     static func publicBoard() async throws -> (posts: [Post], refused: CloudError?) {
-        // README.md:499
+        // README.md:511
         let board = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let server = InMemoryCloudServer()
         let alice = try await SyncEngine<Post>(
@@ -246,7 +249,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:764
+        // README.md:782
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
@@ -260,7 +263,7 @@ enum READMESnippets {
     }
 
     static func identityTokens() async throws {
-        // README.md:808
+        // README.md:826
         let signIn = AppleSignIn()
         let identified = RemoteCloudDatabase(
             configuration: RemoteCloudDatabase.Configuration(

@@ -30,12 +30,13 @@ enum SharingSnippets {
         // Sources/Cumulus/Cumulus.docc/Sharing.md:53
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
+        print("\(invitation.ownerName?.displayName ?? "Someone") shares \(invitation.title ?? "an album")")
         let accepted = try await bobPublic.accept(invitation)
         let shared = try await SyncEngine<Album>(
             database: server.database(scope: .shared, signedInAs: "bob"), directory: root.appending(path: "Shared"),
             configuration: SyncConfiguration(sharedZone: accepted.zoneID))
         try await shared.sync()
-        // Sources/Cumulus/Cumulus.docc/Sharing.md:84
+        // Sources/Cumulus/Cumulus.docc/Sharing.md:94
         let bobShared = server.database(scope: .shared, signedInAs: "bob")
         print(try await bobShared.acceptedSharedZones().map(\.zoneName))
         for await zones in bobShared.sharedZoneUpdates() {

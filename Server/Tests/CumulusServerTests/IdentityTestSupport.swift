@@ -121,17 +121,22 @@ struct TestClaims: JWTPayload {
     var nbf: Date?
     var email: String?
     var emailVerified: Flag?
+    var name: String?
+    var givenName: String?
+    var familyName: String?
 
     private enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, nbf, email
+        case iss, sub, aud, exp, nbf, email, name
         case emailVerified = "email_verified"
+        case givenName = "given_name"
+        case familyName = "family_name"
     }
 
     init(
         iss: String? = TestIssuer.defaultIssuer, sub: String? = "subject-1",
         aud: [String]? = [TestIssuer.defaultAudience],
         exp: Date? = Date().addingTimeInterval(600), nbf: Date? = nil, email: String? = nil,
-        emailVerified: Flag? = nil
+        emailVerified: Flag? = nil, name: String? = nil, givenName: String? = nil, familyName: String? = nil
     ) {
         self.iss = iss
         self.sub = sub
@@ -140,6 +145,9 @@ struct TestClaims: JWTPayload {
         self.nbf = nbf
         self.email = email
         self.emailVerified = emailVerified
+        self.name = name
+        self.givenName = givenName
+        self.familyName = familyName
     }
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}

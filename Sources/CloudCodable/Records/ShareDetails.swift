@@ -71,6 +71,19 @@ public struct UserNameComponents: Sendable, Hashable, Codable {
         self.givenName = givenName
         self.familyName = familyName
     }
+
+    /// The name as one line: the given and family names that are set and
+    /// not empty, joined by a space; `nil` when neither is. A name the
+    /// server got whole (an identity token's `name`, `cumulus user add
+    /// --display-name`) is all in ``givenName``.
+    ///
+    /// ```swift
+    /// UserNameComponents(givenName: "Alice", familyName: "Example").displayName   // "Alice Example"
+    /// ```
+    public var displayName: String? {
+        let parts = [givenName, familyName].compactMap { $0 }.filter { !$0.isEmpty }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
+    }
 }
 
 /// One participant of a share: who, in which role, with which permission,

@@ -66,6 +66,18 @@ public struct ShareMetadata: Sendable, Hashable {
 
     /// The title the owner gave the share, if any.
     public var title: String? { share.shareTitle }
+
+    /// The owner's name, when the server knows it (``ownerIdentity``'s
+    /// ``UserIdentity/nameComponents``): what an invitation shows as who
+    /// shares. The server fills it from the name the owner signed in with
+    /// or the operator gave them; ``UserNameComponents/displayName`` is it
+    /// as one line.
+    ///
+    /// ```swift
+    /// let invitation = try await database.shareMetadata(for: url)
+    /// print("\(invitation.ownerName?.displayName ?? "Someone") shares \(invitation.title ?? "an item")")
+    /// ```
+    public var ownerName: UserNameComponents? { ownerIdentity.nameComponents }
 }
 
 /// The outcome of one share in `records/resolve` or `records/accept`.

@@ -77,8 +77,8 @@ struct JournalBatch: Sendable {
 /// - One directory has at most one open journal: opening takes an advisory
 ///   lock (`flock` on the file `lock` in the directory) before it reads
 ///   anything, and a second open fails with ``JournalError/Code/inUse``:
-///   at once when the holder is another process, after waiting a while
-///   for it to let go when it is this one. The lock is held until
+///   within a tenth of a second when the holder is another process, after
+///   waiting a while for it to let go when it is this one. The lock is held until
 ///   ``close()`` or until the journal is deinitialised, and the system
 ///   releases it when the process dies, so a crash never leaves the
 ///   directory locked.

@@ -31,7 +31,7 @@ final class JournalLock: @unchecked Sendable {
 
     /// Locks `directory`, creating it if needed. When a journal of this
     /// process holds it, waits up to `wait` for that journal to let go;
-    /// a holder in another process is refused at once.
+    /// a holder in another process is refused within a tenth of a second.
     ///
     /// - Throws: ``JournalError`` with code ``JournalError/Code/inUse`` when
     ///   another process holds the directory, or this one still does after
@@ -39,6 +39,9 @@ final class JournalLock: @unchecked Sendable {
     static func acquire(directory: URL, waitingUpTo wait: Duration) async throws -> JournalLock {
         let (descriptor, file) = try openLockFile(in: directory)
         let deadline = ContinuousClock.now + wait
+        // A child this process spawns shares its lock's open file description
+        // until it execs: a lock let go here a moment ago may still read as taken.
+        let spawnGrace = ContinuousClock.now + .milliseconds(100)
         while true {
             switch LockTable.shared.lock(descriptor, file) {
             case .locked:
@@ -52,6 +55,8 @@ final class JournalLock: @unchecked Sendable {
                     .inUse,
                     "the journal directory \(directory.path) is still in use by another open journal of this "
                         + "process after \(wait)")
+            case .heldElsewhere where ContinuousClock.now < spawnGrace && !Task.isCancelled:
+                try? await Task.sleep(for: .milliseconds(5))
             case .heldElsewhere:
                 close(descriptor)
                 throw JournalError(

@@ -21,7 +21,8 @@ extension RemoteCloudDatabase {
     /// the credentials the channel was opened with (a revoked token, a
     /// removed or blocked user), the stream yields `.accountChanged` once,
     /// and the channel tries again after its wait, or at once when the
-    /// credentials are set again. When the account changes
+    /// credentials are set again; so it does when the server denies the
+    /// user access (`ACCESS_DENIED`, a blocked user). When the account changes
     /// (``setCredentials(_:)``), the stream yields `.accountChanged` and
     /// reconnects as the new account. The channel stops when the reader
     /// stops reading or the database goes away.
@@ -387,7 +388,7 @@ struct NotificationChannel {
                 if Task.isCancelled || error is CancellationError { return }
                 let cloudError = error as? CloudError
                 if cloudError?.code == .accountChanged { return }
-                if cloudError?.code == .authenticationFailed {
+                if let code = cloudError?.code, code == .authenticationFailed || code == .accessDenied {
                     // The server ended the channel, or refuses a new one: its credential was revoked, or
                     // the user removed or blocked. The reader checks the account at once. (Signing out,
                     // AUTHENTICATION_REQUIRED, was told by the change of credentials itself.)

@@ -51,6 +51,11 @@ public struct Share: Sendable, Hashable {
     }
     /// The owner.
     public var owner: ShareParticipant? { details.owner ?? details.participants.first { $0.role == .owner } }
+    /// The owner's name, when the server knows it (the owner participant's
+    /// ``ShareParticipant/nameComponents``); ``UserNameComponents/displayName``
+    /// is it as one line. Participants who accepted show their names to
+    /// each other the same way.
+    public var ownerName: UserNameComponents? { owner?.nameComponents }
     /// The signed-in user's own participant, when the server said.
     public var currentUserParticipant: ShareParticipant? { details.currentUserParticipant }
 

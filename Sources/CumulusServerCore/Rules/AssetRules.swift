@@ -64,21 +64,7 @@ enum AssetRules {
 
     /// Whether a record's wire form may hold an asset field: it names the type.
     static func mayHoldAssets(_ bytes: [UInt8]) -> Bool {
-        let needle = Array(#""ASSETID"#.utf8)
-        guard bytes.count >= needle.count else { return false }
-        return bytes.withUnsafeBufferPointer { buffer in
-            var index = 0
-            let last = buffer.count - needle.count
-            while index <= last {
-                if buffer[index] == needle[0], buffer[index + 1] == needle[1],
-                    needle.indices.allSatisfy({ buffer[index + $0] == needle[$0] })
-                {
-                    return true
-                }
-                index += 1
-            }
-            return false
-        }
+        WireBytes.contain(#""ASSETID"#, in: bytes)
     }
 
     /// Why an upload may not be asked for this field of this record type,

@@ -139,8 +139,8 @@ extension RecordService {
 
     /// `users/lookup/email`, `users/lookup/id` and `users/discover`: the
     /// discoverable users of the caller's container that the lookup infos
-    /// name, each once, in the order asked. An address is answered only to
-    /// the caller who asked by it.
+    /// name, each once, in the order asked, with their names
+    /// (``UserNames``). An address is answered only to the caller who asked by it.
     func lookupUsers(_ infos: [UserLookupInfo], context: RequestContext, operation: String) async throws
         -> [UserIdentity]
     {
@@ -175,12 +175,16 @@ extension RecordService {
                 answered.insert(ExactName(user.recordName)).inserted
             {
                 found.append(
-                    UserIdentity(userRecordName: user.recordName, lookupInfo: UserLookupInfo(emailAddress: address)))
+                    UserIdentity(
+                        userRecordName: user.recordName, lookupInfo: UserLookupInfo(emailAddress: address),
+                        nameComponents: user.nameComponents))
             } else if let name = info.userRecordName, let user = records[ExactName(name)],
                 answered.insert(ExactName(user.recordName)).inserted
             {
                 found.append(
-                    UserIdentity(userRecordName: user.recordName, lookupInfo: UserLookupInfo(userRecordName: name)))
+                    UserIdentity(
+                        userRecordName: user.recordName, lookupInfo: UserLookupInfo(userRecordName: name),
+                        nameComponents: user.nameComponents))
             }
         }
         return found

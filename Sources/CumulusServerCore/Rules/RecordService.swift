@@ -141,7 +141,8 @@ public final class RecordService: Sendable {
         }
         let context = try RequestContext(caller, request: request)
         try await ensureDatabase(context.key)
-        return try await presentingAssets(try await answer(request, context: context))
+        let answer = try await presentingAssets(try await answer(request, context: context))
+        return try await presentingNames(answer, viewer: caller.user, container: caller.container)
     }
 
     /// The answer of a request that needs a database.

@@ -27,7 +27,11 @@ extension RecordService {
             else { return nil }
             var title: String?
             if case .string(let text) = record.fields[ShareDetails.titleField] { title = text }
-            return SharePreview(title: title, owner: UserIdentity(userRecordName: share.owner))
+            // The owner's name shows to whoever holds the URL (``UserNames``).
+            let owner = try await transaction.users(withRecordNames: [share.owner], container: share.container).first
+            return SharePreview(
+                title: title,
+                owner: UserIdentity(userRecordName: share.owner, nameComponents: owner?.nameComponents))
         }
     }
 }

@@ -129,14 +129,7 @@ enum ShareRules {
             details.participants.first { $0.userRecordName?.isExactly(viewer) ?? false }
         }
         if isOwner {
-            // The user an invitation by address is bound to stays the
-            // server's: the owner learns no record name by inviting an address.
-            details.participants = details.participants.map { participant in
-                guard participant.lookupInfo?.emailAddress != nil else { return participant }
-                var hidden = participant
-                hidden.lookupInfo?.userRecordName = nil
-                return hidden
-            }
+            details.participants = details.participants.map(hidingBinding)
         } else {
             details.participants = details.participants.map { participant in
                 guard !(viewer.map { participant.userRecordName?.isExactly($0) ?? false } ?? false) else {
@@ -150,6 +143,40 @@ enum ShareRules {
         var presented = record
         presented.shareDetails = details
         return presented
+    }
+
+    /// A share record as its owner reads it, wherever it is answered (the
+    /// owner's changes feed answers stored rows as they are): without the
+    /// users its invitations by address are bound to. Any other record, or
+    /// a share read by another user, passes unchanged.
+    static func hidingBindings(_ record: Record, from viewer: String?) -> Record {
+        guard isShare(record.recordType), var details = record.shareDetails, let viewer,
+            details.participants.contains(where: {
+                $0.role == .owner && ($0.userRecordName?.isExactly(viewer) ?? false)
+            })
+        else { return record }
+        details.participants = details.participants.map(hidingBinding)
+        var presented = record
+        presented.shareDetails = details
+        return presented
+    }
+
+    /// An invitation by address without the user it is bound to: that user
+    /// stays the server's, so the owner learns no record name by inviting an
+    /// address. Other participants pass unchanged.
+    static func hidingBinding(_ participant: ShareParticipant) -> ShareParticipant {
+        guard participant.lookupInfo?.emailAddress != nil else { return participant }
+        var hidden = participant
+        hidden.lookupInfo?.userRecordName = nil
+        return hidden
+    }
+
+    /// A participant as a share keeps it: without a name, which is the
+    /// server's to show (``UserNames``), never what a client sent.
+    static func withoutName(_ participant: ShareParticipant) -> ShareParticipant {
+        var kept = participant
+        kept.nameComponents = nil
+        return kept
     }
 
     /// The participants a share is saved with, from the ones the owner sent
@@ -170,7 +197,7 @@ enum ShareRules {
         let previous = stored?.participants.filter { $0.role != .owner } ?? []
         var seen = Set<ExactName>()
         for participant in sent where participant.role != .owner {
-            var entry = participant
+            var entry = withoutName(participant)
             let match = previous.first { old in
                 if let id = participant.participantID, let oldID = old.participantID, id.isExactly(oldID) {
                     return true

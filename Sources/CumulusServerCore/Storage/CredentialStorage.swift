@@ -34,10 +34,11 @@ public struct StoredUserToken: Sendable, Hashable {
     }
 }
 
-/// A user as the operator sees them: name, record name, address, and how
-/// many of their web auth tokens work.
+/// A user as the operator sees them: name, record name, address, the name
+/// others see, how many of their web auth tokens work, and the identities
+/// they sign in with.
 public struct StoredUserAccount: Sendable, Hashable {
-    /// The name the operator gave the user.
+    /// The name the operator gave the user (an identity user's is its record name).
     public var name: String
     /// The user's record name.
     public var recordName: String
@@ -47,14 +48,27 @@ public struct StoredUserAccount: Sendable, Hashable {
     public var isDiscoverable: Bool
     /// How many of the user's web auth tokens have not expired.
     public var activeTokens: Int
+    /// The name other users see, if any (see ``UserNames``).
+    public var nameComponents: UserNameComponents?
+    /// The issuers' subjects that sign in as the user (none for a user the
+    /// operator made); the stores leave it empty, and the service's list fills it.
+    public var identities: [StoredIdentity]
+    /// Whether one of ``identities`` is blocked; filled as ``identities`` is.
+    public var isBlocked: Bool
 
     /// Creates a row.
-    public init(name: String, recordName: String, emailAddress: String?, isDiscoverable: Bool, activeTokens: Int) {
+    public init(
+        name: String, recordName: String, emailAddress: String?, isDiscoverable: Bool, activeTokens: Int,
+        nameComponents: UserNameComponents? = nil, identities: [StoredIdentity] = [], isBlocked: Bool = false
+    ) {
         self.name = name
         self.recordName = recordName
         self.emailAddress = emailAddress
         self.isDiscoverable = isDiscoverable
         self.activeTokens = activeTokens
+        self.nameComponents = nameComponents
+        self.identities = identities
+        self.isBlocked = isBlocked
     }
 }
 

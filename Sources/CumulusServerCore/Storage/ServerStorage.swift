@@ -258,12 +258,53 @@ public struct StoredUser: Sendable, Hashable {
     public var emailAddress: String?
     /// Whether lookups may return the user.
     public var isDiscoverable: Bool
+    /// The user's name, if the server knows one (see ``UserNames``).
+    public var nameComponents: UserNameComponents?
 
     /// Creates a row.
-    public init(recordName: String, emailAddress: String?, isDiscoverable: Bool) {
+    public init(
+        recordName: String, emailAddress: String?, isDiscoverable: Bool, nameComponents: UserNameComponents? = nil
+    ) {
         self.recordName = recordName
         self.emailAddress = emailAddress
         self.isDiscoverable = isDiscoverable
+        self.nameComponents = nameComponents
+    }
+}
+
+/// An identity of a container: an issuer's subject and the user it signs
+/// in as.
+public struct StoredIdentity: Sendable, Hashable {
+    /// The issuer (`iss`), compared as exact bytes.
+    public var issuer: String
+    /// The issuer's subject (`sub`), compared as exact bytes.
+    public var subject: String
+    /// The record name of the user the subject signs in as.
+    public var userRecordName: String
+
+    /// Creates a row.
+    public init(issuer: String, subject: String, userRecordName: String) {
+        self.issuer = issuer
+        self.subject = subject
+        self.userRecordName = userRecordName
+    }
+}
+
+/// An issuer's subject kept out of a container (`cumulus user block`):
+/// its identity tokens are refused, whether or not it ever signed in.
+public struct StoredBlockedIdentity: Sendable, Hashable {
+    /// The issuer (`iss`), compared as exact bytes.
+    public var issuer: String
+    /// The issuer's subject (`sub`), compared as exact bytes.
+    public var subject: String
+    /// When it was blocked, in milliseconds since 1970.
+    public var blocked: Int64
+
+    /// Creates a row.
+    public init(issuer: String, subject: String, blocked: Int64) {
+        self.issuer = issuer
+        self.subject = subject
+        self.blocked = blocked
     }
 }
 
@@ -450,6 +491,9 @@ public protocol StorageTransaction: AssetTransaction, CredentialTransaction {
     func setUserEmail(
         _ emailAddress: String?, discoverable: Bool, recordName: String, container: String
     ) async throws -> Bool
+    /// Gives a user the name others see (or none); `false` for an unknown
+    /// user. The name is as ``UserNames`` made it.
+    func setUserName(_ name: UserNameComponents?, recordName: String, container: String) async throws -> Bool
     /// The users of a container with these (lowercased) email addresses.
     func users(withEmailAddresses addresses: [String], container: String) async throws -> [StoredUser]
     /// The users of a container with these record names.
@@ -479,6 +523,23 @@ public protocol StorageTransaction: AssetTransaction, CredentialTransaction {
         -> Bool
     /// Deletes every identity that signs in as a user, and returns how many there were.
     func deleteIdentities(ofUser userRecordName: String, container: String) async throws -> Int
+    /// Every identity of a container, by issuer and subject.
+    func identities(container: String) async throws -> [StoredIdentity]
+
+    // MARK: Blocked identities
+
+    /// Keeps an issuer's subject out of a container; `false` when it was
+    /// blocked already (its row, and when it was blocked, stay).
+    func blockIdentity(_ identity: StoredBlockedIdentity, container: String) async throws -> Bool
+    /// Lets an issuer's subject in again; `false` when it was not blocked.
+    func unblockIdentity(issuer: String, subject: String, container: String) async throws -> Bool
+    /// Whether an issuer's subject is kept out of a container.
+    func isIdentityBlocked(issuer: String, subject: String, container: String) async throws -> Bool
+    /// Whether an identity that signs in as the user is blocked (a user
+    /// made by the operator has none: never).
+    func isUserBlocked(_ userRecordName: String, container: String) async throws -> Bool
+    /// The blocked identities of a container, by issuer and subject.
+    func blockedIdentities(container: String) async throws -> [StoredBlockedIdentity]
 
     // MARK: Notification channels
 

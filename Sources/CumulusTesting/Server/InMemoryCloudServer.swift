@@ -202,6 +202,22 @@ public actor InMemoryCloudServer {
             address, discoverable: discoverable, forUser: user, container: Self.container)
     }
 
+    /// Gives a user the name other users see, or takes it away (`nil`), as
+    /// an identity token's name claims or `cumulus user add --display-name`
+    /// do on the record server: lookups that may return the user answer it,
+    /// the shares the user owns show it to whoever may read them, and the
+    /// shares they joined to the owner and the other participants.
+    ///
+    /// ```swift
+    /// try await server.setName(UserNameComponents(givenName: "Alice", familyName: "Example"), forUser: "alice")
+    /// ```
+    ///
+    /// - Throws: ``CloudError`` (`BAD_REQUEST`) for a part that holds a
+    ///   control character or is longer than `UserNames.maximumLength` bytes.
+    public func setName(_ name: UserNameComponents?, forUser user: String) async throws {
+        _ = try await service.setName(name, forUser: user, container: Self.container)
+    }
+
     /// Deletes a zone of a user's private database behind the clients'
     /// backs, as another device would: its records go, the database's change
     /// history records the deletion, and the user's handles are notified.

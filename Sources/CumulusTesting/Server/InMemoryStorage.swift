@@ -122,6 +122,10 @@ struct MemoryState: Sendable {
     var identityIssuers: [ExactName: [ExactName: StoredIdentityIssuer]] = [:]
     /// Each container's identities: (issuer, subject) → user record name.
     var identities: [ExactName: [IdentityKey: String]] = [:]
+    /// Each container's users' names.
+    var userNames: [ExactName: [ExactName: UserNameComponents]] = [:]
+    /// Each container's blocked identities: (issuer, subject) → when blocked.
+    var blockedIdentities: [ExactName: [IdentityKey: Int64]] = [:]
     var quotas: Set<QuotaKey> = []
     var fieldTypes: [SchemaID: [StoredFieldType]] = [:]
     var channels: [String: StoredChannel] = [:]
@@ -513,12 +517,24 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         return true
     }
 
+    func setUserName(_ name: UserNameComponents?, recordName: String, container: String) async throws -> Bool {
+        // Every name is a user of the in-memory server.
+        change { state in
+            let old = state.userNames[ExactName(container)]?[ExactName(recordName)]
+            state.userNames[ExactName(container), default: [:]][ExactName(recordName)] = name
+            return { $0.userNames[ExactName(container), default: [:]][ExactName(recordName)] = old }
+        }
+        return true
+    }
+
     func users(withEmailAddresses addresses: [String], container: String) async throws -> [StoredUser] {
         let wanted = Set(addresses.map(ExactName.init))
         return read { state in
             (state.userEmails[ExactName(container)] ?? [:]).compactMap { name, entry in
                 guard let address = entry.emailAddress, wanted.contains(ExactName(address)) else { return nil }
-                return StoredUser(recordName: name.string, emailAddress: address, isDiscoverable: entry.discoverable)
+                return StoredUser(
+                    recordName: name.string, emailAddress: address, isDiscoverable: entry.discoverable,
+                    nameComponents: state.userNames[ExactName(container)]?[name])
             }
             .sorted { ExactName($0.recordName) < ExactName($1.recordName) }
         }
@@ -530,7 +546,8 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
                 let entry = state.userEmails[ExactName(container)]?[name]
                 return StoredUser(
                     recordName: name.string, emailAddress: entry?.emailAddress,
-                    isDiscoverable: entry?.discoverable ?? false)
+                    isDiscoverable: entry?.discoverable ?? false,
+                    nameComponents: state.userNames[ExactName(container)]?[name])
             }
         }
     }
@@ -900,5 +917,72 @@ extension MemoryTransaction {
             return { $0.identities[ExactName(container)] = old }
         }
         return count
+    }
+
+    func identities(container: String) async throws -> [StoredIdentity] {
+        read { state in
+            (state.identities[ExactName(container)] ?? [:])
+                .map {
+                    StoredIdentity(
+                        issuer: $0.key.issuer.string, subject: $0.key.subject.string, userRecordName: $0.value)
+                }
+                .sorted {
+                    (ExactName($0.issuer), ExactName($0.subject)) < (ExactName($1.issuer), ExactName($1.subject))
+                }
+        }
+    }
+
+    // MARK: Blocked identities
+
+    func blockIdentity(_ identity: StoredBlockedIdentity, container: String) async throws -> Bool {
+        var blocked = false
+        change { state in
+            let key = IdentityKey(issuer: ExactName(identity.issuer), subject: ExactName(identity.subject))
+            guard state.blockedIdentities[ExactName(container)]?[key] == nil else { return nil }
+            state.blockedIdentities[ExactName(container), default: [:]][key] = identity.blocked
+            blocked = true
+            return { $0.blockedIdentities[ExactName(container)]?[key] = nil }
+        }
+        return blocked
+    }
+
+    func unblockIdentity(issuer: String, subject: String, container: String) async throws -> Bool {
+        var unblocked = false
+        change { state in
+            let key = IdentityKey(issuer: ExactName(issuer), subject: ExactName(subject))
+            guard let old = state.blockedIdentities[ExactName(container)]?.removeValue(forKey: key) else { return nil }
+            unblocked = true
+            return { $0.blockedIdentities[ExactName(container), default: [:]][key] = old }
+        }
+        return unblocked
+    }
+
+    func isIdentityBlocked(issuer: String, subject: String, container: String) async throws -> Bool {
+        read { state in
+            state.blockedIdentities[ExactName(container)]?[
+                IdentityKey(issuer: ExactName(issuer), subject: ExactName(subject))] != nil
+        }
+    }
+
+    func isUserBlocked(_ userRecordName: String, container: String) async throws -> Bool {
+        read { state in
+            let blocked = state.blockedIdentities[ExactName(container)] ?? [:]
+            return (state.identities[ExactName(container)] ?? [:]).contains { key, user in
+                user.isExactly(userRecordName) && blocked[key] != nil
+            }
+        }
+    }
+
+    func blockedIdentities(container: String) async throws -> [StoredBlockedIdentity] {
+        read { state in
+            (state.blockedIdentities[ExactName(container)] ?? [:])
+                .map {
+                    StoredBlockedIdentity(
+                        issuer: $0.key.issuer.string, subject: $0.key.subject.string, blocked: $0.value)
+                }
+                .sorted {
+                    (ExactName($0.issuer), ExactName($0.subject)) < (ExactName($1.issuer), ExactName($1.subject))
+                }
+        }
     }
 }

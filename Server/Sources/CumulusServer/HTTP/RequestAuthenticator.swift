@@ -52,13 +52,24 @@ struct RequestAuthenticator: Sendable {
         }
         guard let webAuthToken = query["ckWebAuthToken"].map(String.init), !webAuthToken.isEmpty else {
             // What an anonymous caller may do there (read) is the service's rule.
-            guard scope == .public else {
-                throw HTTPFailure(.authenticationRequired, "The request needs a signed-in user (ckWebAuthToken).")
-            }
+            guard scope == .public else { throw try await signedOut(container: container) }
             return Caller(container: container, environment: environment, scope: scope, user: nil, anonymous: true)
         }
         let user = try await user(webAuthToken: webAuthToken, container: container, version: version, gate: gate)
         return Caller(container: container, environment: environment, scope: scope, user: user)
+    }
+
+    /// What a request without a user answers where it needs one: it names
+    /// the credentials the container takes, the identity token when the
+    /// container has an issuer.
+    private func signedOut(container: String) async throws -> HTTPFailure {
+        guard try await identityTokens.directory.hasIssuers(container: container) else {
+            return HTTPFailure(.authenticationRequired, "The request needs a signed-in user (ckWebAuthToken).")
+        }
+        return HTTPFailure(
+            .authenticationRequired,
+            "The request needs a signed-in user: an identity token (Authorization: Bearer <JWT>) "
+                + "or a web auth token (ckWebAuthToken).")
     }
 
     /// The first half of a signed request's authentication, before its body
@@ -148,7 +159,10 @@ struct RequestAuthenticator: Sendable {
         case .expired:
             throw HTTPFailure(.authenticationFailed, "The web auth token has expired.")
         case .unknown:
-            throw HTTPFailure(.authenticationFailed, "The web auth token is not valid for this container.")
+            // Revoked tokens are deleted: one answer for those and for tokens never issued.
+            throw HTTPFailure(
+                .authenticationFailed,
+                "The web auth token is not valid for this container: it was revoked, or never issued for it.")
         }
     }
 

@@ -20,6 +20,12 @@ struct IdentityClaims: JWTPayload {
     /// `email_verified`: whether the issuer verified ``email``; Sign in with
     /// Apple sends a boolean or the string `"true"`. Anything else is false.
     var emailVerified: Bool
+    /// `name`: the user's full name, if the issuer sends it.
+    var name: String?
+    /// `given_name`: the user's given name, if the issuer sends it.
+    var givenName: String?
+    /// `family_name`: the user's family name, if the issuer sends it.
+    var familyName: String?
 
     private enum CodingKeys: String, CodingKey {
         case issuer = "iss"
@@ -29,6 +35,9 @@ struct IdentityClaims: JWTPayload {
         case notBefore = "nbf"
         case email
         case emailVerified = "email_verified"
+        case name
+        case givenName = "given_name"
+        case familyName = "family_name"
     }
 
     init(from decoder: any Decoder) throws {
@@ -42,6 +51,10 @@ struct IdentityClaims: JWTPayload {
         email = (try? container.decodeIfPresent(String.self, forKey: .email)) ?? nil
         emailVerified =
             ((try? container.decodeIfPresent(BoolClaim.self, forKey: .emailVerified)) ?? nil)?.value ?? false
+        // A name of an unexpected type only means no name.
+        name = (try? container.decodeIfPresent(String.self, forKey: .name)) ?? nil
+        givenName = (try? container.decodeIfPresent(String.self, forKey: .givenName)) ?? nil
+        familyName = (try? container.decodeIfPresent(String.self, forKey: .familyName)) ?? nil
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -53,6 +66,9 @@ struct IdentityClaims: JWTPayload {
         try container.encodeIfPresent(notBefore, forKey: .notBefore)
         try container.encodeIfPresent(email, forKey: .email)
         try container.encode(emailVerified, forKey: .emailVerified)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encodeIfPresent(givenName, forKey: .givenName)
+        try container.encodeIfPresent(familyName, forKey: .familyName)
     }
 
     /// Checks nothing: jwt-kit calls this once the signature is good, and

@@ -76,6 +76,11 @@ actor IdentityIssuerDirectory {
         try await issuers(of: container).issuers[ExactName(name)]
     }
 
+    /// Whether the container signs users in with identity tokens: it has an issuer.
+    func hasIssuers(container: String) async throws -> Bool {
+        try await !issuers(of: container).issuers.isEmpty
+    }
+
     /// What a cached token of `issuer` is trusted as now (see
     /// ``ConfiguredIssuer/trust(keys:)``), or `nil` when the issuer is gone
     /// or has no keys; it never fetches.

@@ -133,7 +133,9 @@ struct IdentityTokenVerifier: Sendable {
             throw Self.refusal("The identity token's subject (sub) holds U+0000.")
         }
         let email = claims.emailVerified ? claims.email.flatMap(EmailAddresses.normalized) : nil
-        return VerifiedIdentity(issuer: issuer.stored.issuer, subject: subject, verifiedEmailAddress: email)
+        let name = UserNames.fromClaims(name: claims.name, givenName: claims.givenName, familyName: claims.familyName)
+        return VerifiedIdentity(
+            issuer: issuer.stored.issuer, subject: subject, verifiedEmailAddress: email, nameComponents: name)
     }
 
     /// The header's algorithm, when it is one Cumulus accepts.

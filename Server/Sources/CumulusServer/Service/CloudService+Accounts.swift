@@ -28,13 +28,18 @@ extension CloudService {
     }
 
     /// Creates a user whose first web auth token stops working after
-    /// `tokenLifetime` (`nil`: never), as ``addUser(named:container:)`` does.
-    public func addUser(named name: String, container: String, tokenLifetime: Duration?) async throws
-        -> (userRecordName: String, webAuthToken: String)
-    {
+    /// `tokenLifetime` (`nil`: never), as ``addUser(named:container:)`` does,
+    /// with the name other users see (`displayName`, see `UserNames`): in
+    /// lookups that may return them and in the shares they own or join.
+    /// A display name holding a control character or longer than
+    /// `UserNames.maximumLength` bytes throws `BAD_REQUEST` and creates no user.
+    public func addUser(
+        named name: String, container: String, tokenLifetime: Duration?, displayName: UserNameComponents? = nil
+    ) async throws -> (userRecordName: String, webAuthToken: String) {
         guard !name.isEmpty else { throw CloudError(.badRequest, reason: "a user needs a name") }
         try NameRules.check(name, "the user name")
         try NameRules.check(container, "the container name")
+        let displayName = try UserNames.checked(displayName)
         if let tokenLifetime { try Self.checkLifetime(tokenLifetime) }
         let recordName = "_" + Self.randomHex(bytes: 16)
         let token = Self.randomHex(bytes: 32)
@@ -48,6 +53,9 @@ extension CloudService {
                 return false
             }
             try await transaction.saveUserToken(row, container: container)
+            if let displayName {
+                _ = try await transaction.setUserName(displayName, recordName: recordName, container: container)
+            }
             return true
         }
         guard let created else { throw Self.unknownContainer(container) }
@@ -64,12 +72,14 @@ extension CloudService {
     /// user holds `EXISTS`; neither creates a user.
     public func addUser(
         named name: String, container: String, emailAddress: String, discoverable: Bool = true,
-        tokenLifetime: Duration? = nil
+        tokenLifetime: Duration? = nil, displayName: UserNameComponents? = nil
     ) async throws -> (userRecordName: String, webAuthToken: String) {
         // The address is checked first, so that a bad one leaves no user
         // behind: no user has the empty record name, so this changes nothing.
         _ = try await rules.setEmailAddress(emailAddress, discoverable: discoverable, forUser: "", container: container)
-        let user = try await addUser(named: name, container: container, tokenLifetime: tokenLifetime)
+        _ = try UserNames.checked(displayName)
+        let user = try await addUser(
+            named: name, container: container, tokenLifetime: tokenLifetime, displayName: displayName)
         try await setEmailAddress(
             emailAddress, discoverable: discoverable, forUser: user.userRecordName, container: container)
         return user
@@ -88,6 +98,16 @@ extension CloudService {
         let known = try await rules.setEmailAddress(
             address, discoverable: discoverable, forUser: recordName, container: container)
         guard known else {
+            throw CloudError(.notFound, reason: "the container '\(container)' has no user '\(recordName)'")
+        }
+    }
+
+    /// Gives a user of a container the name other users see (see
+    /// `UserNames`), or takes it away (`nil`). A name holding a control
+    /// character or longer than `UserNames.maximumLength` bytes throws
+    /// `BAD_REQUEST`; an unknown user `NOT_FOUND`.
+    public func setName(_ name: UserNameComponents?, forUser recordName: String, container: String) async throws {
+        guard try await rules.setName(name, forUser: recordName, container: container) else {
             throw CloudError(.notFound, reason: "the container '\(container)' has no user '\(recordName)'")
         }
     }

@@ -56,9 +56,10 @@ extension CloudService {
     }
 
     /// Whether the credential a channel was opened with still holds: a web
-    /// auth token not revoked nor expired, of the channel's user; an
-    /// identity whose issuer the container still trusts and which still
-    /// signs in as the channel's user; a key still registered. A channel
+    /// auth token not revoked nor expired, of the channel's user, who is not
+    /// blocked; an identity not blocked, whose issuer the container still
+    /// trusts and which still signs in as the channel's user; a key still
+    /// registered. A channel
     /// opened without a credential named holds; one whose credential cannot
     /// be read does not.
     public func channelCredentialHolds(_ channel: StoredChannel) async throws -> Bool {
@@ -69,17 +70,18 @@ extension CloudService {
         return try await storage.read { transaction in
             switch credential {
             case .webAuthToken(let hash):
-                guard let token = try await transaction.userToken(tokenHash: hash, container: container) else {
-                    return false
-                }
-                return !token.isExpired(at: now) && token.userRecordName.isExactly(channel.user)
+                guard let token = try await transaction.userToken(tokenHash: hash, container: container),
+                    !token.isExpired(at: now), token.userRecordName.isExactly(channel.user)
+                else { return false }
+                return try await !transaction.isUserBlocked(channel.user, container: container)
             case .identity(let issuer, let subject):
                 let issuers = try await transaction.identityIssuers(container: container)
                 guard issuers.contains(where: { $0.issuer.isExactly(issuer) }),
                     let user = try await transaction.identityUser(
-                        issuer: issuer, subject: subject, container: container)
+                        issuer: issuer, subject: subject, container: container),
+                    user.isExactly(channel.user)
                 else { return false }
-                return user.isExactly(channel.user)
+                return try await !transaction.isIdentityBlocked(issuer: issuer, subject: subject, container: container)
             case .serverKey(let id):
                 return try await transaction.serverKey(id: id, container: container) != nil
             }

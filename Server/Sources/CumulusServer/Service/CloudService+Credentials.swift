@@ -24,7 +24,9 @@ public struct ServerKeyListing: Sendable, Hashable {
 extension CloudService {
     // MARK: Users
 
-    /// The container's users by name, with how many web auth tokens of each work.
+    /// The container's users by name, with how many web auth tokens of
+    /// each work, their names, and the identities they sign in with
+    /// (``StoredUserAccount/identities``, ``StoredUserAccount/isBlocked``).
     public func users(container: String) async throws -> [StoredUserAccount] {
         try NameRules.check(container, "the container name")
         let now = Self.milliseconds(rules.currentDate())
@@ -32,7 +34,22 @@ extension CloudService {
             guard try await transaction.containerTokenHash(named: container) != nil else {
                 throw Self.unknownContainer(container)
             }
-            return try await transaction.userAccounts(container: container, activeAt: now)
+            var identities: [ExactName: [StoredIdentity]] = [:]
+            for identity in try await transaction.identities(container: container) {
+                identities[ExactName(identity.userRecordName), default: []].append(identity)
+            }
+            let blocked = Set(
+                try await transaction.blockedIdentities(container: container).map {
+                    [ExactName($0.issuer), ExactName($0.subject)]
+                })
+            return try await transaction.userAccounts(container: container, activeAt: now).map { account in
+                var account = account
+                account.identities = identities[ExactName(account.recordName)] ?? []
+                account.isBlocked = account.identities.contains {
+                    blocked.contains([ExactName($0.issuer), ExactName($0.subject)])
+                }
+                return account
+            }
         }
     }
 
@@ -241,15 +258,21 @@ extension CloudService {
     }
 
     /// The user of a web auth token, and until when it works; an expired
-    /// token answers ``CredentialFinding/expired``.
+    /// token answers ``CredentialFinding/expired``. The token of a user
+    /// whose identity is blocked throws `ACCESS_DENIED`, as the identity's
+    /// tokens do: only the token's holder learns it.
     public func authenticateWebAuthToken(_ webAuthToken: String, container: String) async throws
         -> CredentialFinding<String>
     {
         let hash = Self.hash(webAuthToken)
-        let token = try await storage.read { transaction in
-            try await transaction.userToken(tokenHash: hash, container: container)
+        let (token, blocked) = try await storage.read { transaction -> (StoredUserToken?, Bool) in
+            guard let token = try await transaction.userToken(tokenHash: hash, container: container) else {
+                return (nil, false)
+            }
+            return (token, try await transaction.isUserBlocked(token.userRecordName, container: container))
         }
         guard let token else { return .unknown }
+        guard !blocked else { throw Self.blockedIdentity }
         guard !token.isExpired(at: Self.milliseconds(rules.currentDate())) else { return .expired }
         return .valid(token.userRecordName, until: token.expires.map { Date(timeIntervalSince1970: Double($0) / 1000) })
     }

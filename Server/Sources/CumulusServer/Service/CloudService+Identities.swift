@@ -82,6 +82,77 @@ extension CloudService {
         }
     }
 
+    // MARK: Blocking
+
+    /// Keeps an issuer's subject out of a container, on every server at
+    /// once: its identity tokens, cached ones included, answer
+    /// `ACCESS_DENIED`, a first sign-in of it creates no user, and the web
+    /// auth tokens of the user it signs in as stop working too. The user's
+    /// data stays as it is (their shares keep working for their
+    /// participants); ``unblockIdentity(issuer:subject:container:)`` lets
+    /// them in again as the same user. The subject need not have signed in yet.
+    ///
+    /// - Returns: The record name of the user the subject signs in as, if
+    ///   it has signed in, and whether it was blocked already.
+    /// - Throws: ``CloudError``: `BAD_REQUEST` for an empty issuer or
+    ///   subject or a name holding U+0000; `NOT_FOUND` for an unknown container.
+    @discardableResult
+    public func blockIdentity(issuer: String, subject: String, container: String) async throws
+        -> (userRecordName: String?, wasBlocked: Bool)
+    {
+        try Self.checkIdentity(issuer: issuer, subject: subject, container: container)
+        let row = StoredBlockedIdentity(
+            issuer: issuer, subject: subject, blocked: Self.milliseconds(rules.currentDate()))
+        let outcome = try await storage.write { transaction -> (String?, Bool) in
+            guard try await transaction.containerTokenHash(named: container) != nil else {
+                throw Self.unknownContainer(container)
+            }
+            let user = try await transaction.identityUser(issuer: issuer, subject: subject, container: container)
+            guard try await transaction.blockIdentity(row, container: container) else { return (user, true) }
+            try await transaction.recordCredentialChange()
+            return (user, false)
+        }
+        if !outcome.1 { noteCredentialChange() }
+        return (outcome.0, outcome.1)
+    }
+
+    /// Lets a blocked issuer's subject in again: its next token signs in as
+    /// the user it signed in as before. Returns `false` when it was not blocked.
+    @discardableResult
+    public func unblockIdentity(issuer: String, subject: String, container: String) async throws -> Bool {
+        try Self.checkIdentity(issuer: issuer, subject: subject, container: container)
+        return try await storage.write { transaction in
+            try await transaction.unblockIdentity(issuer: issuer, subject: subject, container: container)
+        }
+    }
+
+    /// The blocked issuers' subjects of a container, by issuer and subject.
+    /// An unknown container throws `NOT_FOUND`.
+    public func blockedIdentities(container: String) async throws -> [StoredBlockedIdentity] {
+        try NameRules.check(container, "the container name")
+        return try await storage.read { transaction in
+            guard try await transaction.containerTokenHash(named: container) != nil else {
+                throw Self.unknownContainer(container)
+            }
+            return try await transaction.blockedIdentities(container: container)
+        }
+    }
+
+    /// Whether an issuer's subject is kept out of a container (see
+    /// ``RecordService/isIdentityBlocked(issuer:subject:container:)``).
+    public func isIdentityBlocked(issuer: String, subject: String, container: String) async throws -> Bool {
+        try await rules.isIdentityBlocked(issuer: issuer, subject: subject, container: container)
+    }
+
+    private static func checkIdentity(issuer: String, subject: String, container: String) throws {
+        try NameRules.check(container, "the container name")
+        try NameRules.check(issuer, "the issuer")
+        try NameRules.check(subject, "the subject")
+        guard !issuer.isEmpty, !subject.isEmpty else {
+            throw CloudError(.badRequest, reason: "an identity needs an issuer and a subject")
+        }
+    }
+
     /// A key set URL each server can fetch: absolute http(s) with a host,
     /// and plain http only on a loopback host, where no one can change the keys on the way.
     static func checkKeySetURL(_ text: String) throws {

@@ -11,30 +11,53 @@ extension CloudService {
     /// user holds it: an address stays with its first holder (see
     /// `EmailAddresses.assign`), and the user keeps what they had.
     ///
+    /// The token's name (``VerifiedIdentity/nameComponents``), when it has
+    /// one, becomes the user's at each sign-in, so that a name changed at
+    /// the issuer shows from the user's next token on; a token without one
+    /// leaves the user's name as it is.
+    ///
     /// Concurrent first sign-ins of one subject, on one server or several,
     /// create one user: the mapping's primary key decides, and the losers
     /// read the winner's row.
     ///
+    /// An identity the operator blocked (``blockIdentity(issuer:subject:container:)``)
+    /// signs no one in, and a first sign-in of it creates no user.
+    ///
     /// - Throws: ``CloudError``: `BAD_REQUEST` for an empty subject or a
-    ///   name holding U+0000; `NOT_FOUND` for an unknown container.
+    ///   name holding U+0000; `NOT_FOUND` for an unknown container;
+    ///   `ACCESS_DENIED` for a blocked identity.
     public func signIn(_ identity: VerifiedIdentity, container: String) async throws -> String {
         try NameRules.check(container, "the container name")
         try NameRules.check(identity.issuer, "the issuer")
         try NameRules.check(identity.subject, "the subject")
         guard !identity.subject.isEmpty else { throw CloudError(.badRequest, reason: "an identity needs a subject") }
         let email = identity.verifiedEmailAddress.flatMap(EmailAddresses.normalized)
-        let found = try await storage.read { transaction -> StoredUser? in
+        let (blocked, found) = try await storage.read { transaction -> (Bool, StoredUser?) in
+            if try await transaction.isIdentityBlocked(
+                issuer: identity.issuer, subject: identity.subject, container: container)
+            {
+                return (true, nil)
+            }
             guard
                 let user = try await transaction.identityUser(
                     issuer: identity.issuer, subject: identity.subject, container: container)
-            else { return nil }
-            return try await transaction.users(withRecordNames: [user], container: container).first
+            else { return (false, nil) }
+            return (false, try await transaction.users(withRecordNames: [user], container: container).first)
         }
+        guard !blocked else { throw Self.blockedIdentity }
         if let found {
-            if let email, !(found.emailAddress?.isExactly(email) ?? false) {
+            let newEmail = email.flatMap { found.emailAddress?.isExactly($0) ?? false ? nil : $0 }
+            let newName = identity.nameComponents.flatMap { $0 == found.nameComponents ? nil : $0 }
+            if newEmail != nil || newName != nil {
                 try await storage.write { transaction in
-                    try await Self.applyVerifiedEmail(
-                        email, to: found.recordName, container: container, in: transaction)
+                    if let newEmail {
+                        try await Self.applyVerifiedEmail(
+                            newEmail, to: found.recordName, container: container, in: transaction)
+                    }
+                    if let newName {
+                        _ = try await transaction.setUserName(
+                            newName, recordName: found.recordName, container: container)
+                    }
                 }
             }
             return found.recordName
@@ -44,6 +67,14 @@ extension CloudService {
         }
     }
 
+    /// What a blocked identity's valid token answers. Only the holder of a
+    /// token the issuer signed for the subject gets here, so saying why
+    /// tells a stranger nothing; `ACCESS_DENIED` (the client's
+    /// `AccountStatus.restricted`) rather than `AUTHENTICATION_FAILED`,
+    /// which would send the client for a fresh token that fares no better.
+    static let blockedIdentity = CloudError(
+        .accessDenied, reason: "this account is blocked in this container; its operator can unblock it")
+
     /// The write of a first sign-in: the mapping, then the user it names.
     /// A mapping to a user that is gone is replaced.
     private static func firstSignIn(
@@ -52,11 +83,19 @@ extension CloudService {
         guard try await transaction.containerTokenHash(named: container) != nil else {
             throw CloudError(.notFound, reason: "there is no container named '\(container)'")
         }
+        // A block that committed since the read keeps the identity out here too.
+        guard
+            try await !transaction.isIdentityBlocked(
+                issuer: identity.issuer, subject: identity.subject, container: container)
+        else { throw blockedIdentity }
         if let mapped = try await transaction.identityUser(
             issuer: identity.issuer, subject: identity.subject, container: container)
         {
             guard try await transaction.users(withRecordNames: [mapped], container: container).isEmpty else {
                 if let email { try await applyVerifiedEmail(email, to: mapped, container: container, in: transaction) }
+                if let name = identity.nameComponents {
+                    _ = try await transaction.setUserName(name, recordName: mapped, container: container)
+                }
                 return mapped
             }
             _ = try await transaction.deleteIdentities(ofUser: mapped, container: container)
@@ -74,10 +113,16 @@ extension CloudService {
             else { throw CloudError(.internalError, reason: "an identity's mapping vanished while it was made") }
             // The winner's token may have carried no address, or another one.
             if let email { try await applyVerifiedEmail(email, to: winner, container: container, in: transaction) }
+            if let name = identity.nameComponents {
+                _ = try await transaction.setUserName(name, recordName: winner, container: container)
+            }
             return winner
         }
         guard try await transaction.createUser(named: recordName, recordName: recordName, container: container)
         else { throw CloudError(.internalError, reason: "a new user's name was taken") }
+        if let name = identity.nameComponents {
+            _ = try await transaction.setUserName(name, recordName: recordName, container: container)
+        }
         if let email {
             _ = try await EmailAddresses.assign(
                 email, discoverable: true, to: recordName, container: container, in: transaction)

@@ -7,7 +7,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 9
+    static let version = 10
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -69,8 +69,12 @@ enum PostgresSchema {
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (8)")
             }
             if current < 9 {
-                for statement in restoresVersion { try await connection.run(statement) }
+                for statement in namesVersion { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (9)")
+            }
+            if current < 10 {
+                for statement in restoresVersion { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (10)")
             }
             try await connection.run("COMMIT")
         } catch {

@@ -43,7 +43,8 @@ extension PostgresTransaction {
         try await accounts(
             query(
                 """
-                SELECT name, record_name, email_address, discoverable, (SELECT count(*) FROM user_tokens AS t
+                SELECT name, record_name, email_address, discoverable, given_name, family_name,
+                    (SELECT count(*) FROM user_tokens AS t
                     WHERE t.container = users.container AND t.record_name = users.record_name
                     AND (t.expires IS NULL OR t.expires > \(time))) AS active_tokens
                     FROM users WHERE container = \(container) AND name = \(name)
@@ -55,7 +56,8 @@ extension PostgresTransaction {
         try await accounts(
             query(
                 """
-                SELECT name, record_name, email_address, discoverable, (SELECT count(*) FROM user_tokens AS t
+                SELECT name, record_name, email_address, discoverable, given_name, family_name,
+                    (SELECT count(*) FROM user_tokens AS t
                     WHERE t.container = users.container AND t.record_name = users.record_name
                     AND (t.expires IS NULL OR t.expires > \(time))) AS active_tokens
                     FROM users WHERE container = \(container) ORDER BY name COLLATE "C"
@@ -69,7 +71,8 @@ extension PostgresTransaction {
                     name: try columns.value("name"), recordName: try columns.value("record_name"),
                     emailAddress: try columns.optional("email_address"),
                     isDiscoverable: try columns.value("discoverable"),
-                    activeTokens: Int(try columns.value("active_tokens", as: Int64.self)))
+                    activeTokens: Int(try columns.value("active_tokens", as: Int64.self)),
+                    nameComponents: try Self.name(columns))
             }
         }
     }

@@ -67,4 +67,74 @@ extension PostgresTransaction {
             """
         ).count
     }
+
+    func identities(container: String) async throws -> [StoredIdentity] {
+        let rows = try await query(
+            """
+            SELECT issuer, subject, user_record_name FROM user_identities WHERE container = \(container)
+                ORDER BY issuer COLLATE "C", subject COLLATE "C"
+            """)
+        return try rows.map { row in
+            try read(row, table: "user_identities") { columns in
+                StoredIdentity(
+                    issuer: try columns.value("issuer"), subject: try columns.value("subject"),
+                    userRecordName: try columns.value("user_record_name"))
+            }
+        }
+    }
+
+    // MARK: Blocked identities
+
+    func blockIdentity(_ identity: StoredBlockedIdentity, container: String) async throws -> Bool {
+        try await !query(
+            """
+            INSERT INTO blocked_identities (container, issuer, subject, blocked)
+                VALUES (\(container), \(identity.issuer), \(identity.subject), \(identity.blocked))
+                ON CONFLICT DO NOTHING RETURNING 1
+            """
+        ).isEmpty
+    }
+
+    func unblockIdentity(issuer: String, subject: String, container: String) async throws -> Bool {
+        try await !query(
+            """
+            DELETE FROM blocked_identities WHERE container = \(container) AND issuer = \(issuer)
+                AND subject = \(subject) RETURNING 1
+            """
+        ).isEmpty
+    }
+
+    func isIdentityBlocked(issuer: String, subject: String, container: String) async throws -> Bool {
+        try await !query(
+            """
+            SELECT 1 FROM blocked_identities WHERE container = \(container) AND issuer = \(issuer)
+                AND subject = \(subject)
+            """
+        ).isEmpty
+    }
+
+    func isUserBlocked(_ userRecordName: String, container: String) async throws -> Bool {
+        try await !query(
+            """
+            SELECT 1 FROM user_identities AS i JOIN blocked_identities AS b ON b.container = i.container
+                AND b.issuer = i.issuer AND b.subject = i.subject
+                WHERE i.container = \(container) AND i.user_record_name = \(userRecordName) LIMIT 1
+            """
+        ).isEmpty
+    }
+
+    func blockedIdentities(container: String) async throws -> [StoredBlockedIdentity] {
+        let rows = try await query(
+            """
+            SELECT issuer, subject, blocked FROM blocked_identities WHERE container = \(container)
+                ORDER BY issuer COLLATE "C", subject COLLATE "C"
+            """)
+        return try rows.map { row in
+            try read(row, table: "blocked_identities") { columns in
+                StoredBlockedIdentity(
+                    issuer: try columns.value("issuer"), subject: try columns.value("subject"),
+                    blocked: try columns.value("blocked"))
+            }
+        }
+    }
 }

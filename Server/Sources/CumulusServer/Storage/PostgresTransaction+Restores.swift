@@ -3,7 +3,7 @@ import Foundation
 import PostgresNIO
 
 extension PostgresSchema {
-    /// Version nine notices restores (``StoreRestores``): the identity the
+    /// Version ten notices restores (``StoreRestores``): the identity the
     /// database last took itself for, none at first, so that the first
     /// server of this version renews the store once; and the credential
     /// each notification channel was opened with. The channels of before

@@ -435,12 +435,22 @@ struct PostgresTransaction: StorageTransaction {
         ).isEmpty
     }
 
+    func setUserName(_ name: UserNameComponents?, recordName: String, container: String) async throws -> Bool {
+        try await !query(
+            """
+            UPDATE users SET given_name = \(name?.givenName), family_name = \(name?.familyName)
+                WHERE container = \(container) AND record_name = \(recordName) RETURNING 1
+            """
+        ).isEmpty
+    }
+
     func users(withEmailAddresses addresses: [String], container: String) async throws -> [StoredUser] {
         guard !addresses.isEmpty else { return [] }
         return try await users(
             query(
                 """
-                SELECT record_name, email_address, discoverable FROM users WHERE container = \(container)
+                SELECT record_name, email_address, discoverable, given_name, family_name FROM users
+                    WHERE container = \(container)
                     AND email_address = ANY(\(addresses)) ORDER BY record_name COLLATE "C"
                 """))
     }
@@ -450,7 +460,8 @@ struct PostgresTransaction: StorageTransaction {
         return try await users(
             query(
                 """
-                SELECT record_name, email_address, discoverable FROM users WHERE container = \(container)
+                SELECT record_name, email_address, discoverable, given_name, family_name FROM users
+                    WHERE container = \(container)
                     AND record_name = ANY(\(names)) ORDER BY record_name COLLATE "C"
                 """))
     }
@@ -641,12 +652,20 @@ struct PostgresTransaction: StorageTransaction {
         }
     }
 
+    /// The name of a `users` row whose `given_name` and `family_name` were selected.
+    static func name(_ columns: PostgresColumns) throws -> UserNameComponents? {
+        let given: String? = try columns.optional("given_name")
+        let family: String? = try columns.optional("family_name")
+        guard given != nil || family != nil else { return nil }
+        return UserNameComponents(givenName: given, familyName: family)
+    }
+
     private func users(_ rows: [PostgresRow]) throws -> [StoredUser] {
         try rows.map { row in
             try read(row, table: "users") { columns in
                 StoredUser(
                     recordName: try columns.value("record_name"), emailAddress: try columns.optional("email_address"),
-                    isDiscoverable: try columns.value("discoverable"))
+                    isDiscoverable: try columns.value("discoverable"), nameComponents: try Self.name(columns))
             }
         }
     }

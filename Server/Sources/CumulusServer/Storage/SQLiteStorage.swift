@@ -148,7 +148,8 @@ enum SQLiteSchema {
     /// first creates version 1.
     static let migrations = [
         versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix, identitiesVersion,
-        SQLiteSchema.credentialsVersion, SQLiteSchema.emailHoldersVersion, SQLiteSchema.restoresVersion,
+        SQLiteSchema.credentialsVersion, SQLiteSchema.emailHoldersVersion, SQLiteSchema.namesVersion,
+        SQLiteSchema.restoresVersion,
     ]
     /// The version this server writes.
     static var version: Int { migrations.count }

@@ -54,7 +54,8 @@ extension SQLiteTransaction {
     {
         let rows = try await query(
             """
-            SELECT \(SQLiteColumns.exact(["name", "record_name", "email_address"])), discoverable,
+            SELECT \(SQLiteColumns.exact(["name", "record_name", "email_address", "given_name", "family_name"])),
+                discoverable,
                 (SELECT count(*) FROM user_tokens WHERE user_tokens.container = users.container
                     AND user_tokens.record_name = users.record_name
                     AND (expires IS NULL OR expires > ?)) AS active_tokens
@@ -66,7 +67,8 @@ extension SQLiteTransaction {
                     name: try columns.text("name"), recordName: try columns.text("record_name"),
                     emailAddress: try columns.optionalText("email_address"),
                     isDiscoverable: try columns.bool("discoverable"),
-                    activeTokens: Int(try columns.integer("active_tokens")))
+                    activeTokens: Int(try columns.integer("active_tokens")),
+                    nameComponents: try Self.name(columns))
             }
         }.sorted { ExactName($0.name) < ExactName($1.name) }
     }

@@ -65,6 +65,67 @@ extension SQLiteTransaction {
         ).count
     }
 
+    func identities(container: String) async throws -> [StoredIdentity] {
+        let rows = try await query(
+            "SELECT \(SQLiteColumns.exact(["issuer", "subject", "user_record_name"])) FROM user_identities "
+                + "WHERE container = ?",
+            [.text(container)])
+        return try rows.map { row in
+            try read(row, table: "user_identities") { columns in
+                StoredIdentity(
+                    issuer: try columns.text("issuer"), subject: try columns.text("subject"),
+                    userRecordName: try columns.text("user_record_name"))
+            }
+        }.sorted { (ExactName($0.issuer), ExactName($0.subject)) < (ExactName($1.issuer), ExactName($1.subject)) }
+    }
+
+    // MARK: Blocked identities
+
+    func blockIdentity(_ identity: StoredBlockedIdentity, container: String) async throws -> Bool {
+        try await !query(
+            "INSERT OR IGNORE INTO blocked_identities (container, issuer, subject, blocked) VALUES (?, ?, ?, ?) "
+                + "RETURNING 1",
+            [.text(container), .text(identity.issuer), .text(identity.subject), .integer(Int(identity.blocked))]
+        ).isEmpty
+    }
+
+    func unblockIdentity(issuer: String, subject: String, container: String) async throws -> Bool {
+        try await !query(
+            "DELETE FROM blocked_identities WHERE container = ? AND issuer = ? AND subject = ? RETURNING 1",
+            [.text(container), .text(issuer), .text(subject)]
+        ).isEmpty
+    }
+
+    func isIdentityBlocked(issuer: String, subject: String, container: String) async throws -> Bool {
+        try await !query(
+            "SELECT 1 FROM blocked_identities WHERE container = ? AND issuer = ? AND subject = ?",
+            [.text(container), .text(issuer), .text(subject)]
+        ).isEmpty
+    }
+
+    func isUserBlocked(_ userRecordName: String, container: String) async throws -> Bool {
+        try await !query(
+            """
+            SELECT 1 FROM user_identities AS i JOIN blocked_identities AS b ON b.container = i.container
+                AND b.issuer = i.issuer AND b.subject = i.subject
+                WHERE i.container = ? AND i.user_record_name = ? LIMIT 1
+            """, [.text(container), .text(userRecordName)]
+        ).isEmpty
+    }
+
+    func blockedIdentities(container: String) async throws -> [StoredBlockedIdentity] {
+        let rows = try await query(
+            "SELECT \(SQLiteColumns.exact(["issuer", "subject"])), blocked FROM blocked_identities WHERE container = ?",
+            [.text(container)])
+        return try rows.map { row in
+            try read(row, table: "blocked_identities") { columns in
+                StoredBlockedIdentity(
+                    issuer: try columns.text("issuer"), subject: try columns.text("subject"),
+                    blocked: try columns.integer("blocked"))
+            }
+        }.sorted { (ExactName($0.issuer), ExactName($0.subject)) < (ExactName($1.issuer), ExactName($1.subject)) }
+    }
+
     /// The audiences column: a JSON array of strings, or an impossible row.
     private static func audiences(fromJSON text: String, columns: SQLiteColumns) throws -> [String] {
         guard let audiences = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else {

@@ -3,7 +3,7 @@ import Foundation
 import SQLiteNIO
 
 extension SQLiteSchema {
-    /// Version ten notices restores (``StoreRestores``): the identity the
+    /// Version eleven notices restores (``StoreRestores``): the identity the
     /// file last took itself for, none at first, so that the first server
     /// of this version renews the store once; and the credential each
     /// notification channel was opened with. The channels of before have

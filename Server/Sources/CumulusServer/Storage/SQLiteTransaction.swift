@@ -423,6 +423,16 @@ struct SQLiteTransaction: StorageTransaction {
         ).isEmpty
     }
 
+    func setUserName(_ name: UserNameComponents?, recordName: String, container: String) async throws -> Bool {
+        try await !query(
+            "UPDATE users SET given_name = ?, family_name = ? WHERE container = ? AND record_name = ? RETURNING 1",
+            [
+                name?.givenName.map(SQLiteData.text) ?? .null, name?.familyName.map(SQLiteData.text) ?? .null,
+                .text(container), .text(recordName),
+            ]
+        ).isEmpty
+    }
+
     func users(withEmailAddresses addresses: [String], container: String) async throws -> [StoredUser] {
         try await users(column: "email_address", in: addresses, container: container)
     }
@@ -436,15 +446,15 @@ struct SQLiteTransaction: StorageTransaction {
         var found: [StoredUser] = []
         try await chunked(values) { chunk in
             let rows = try await query(
-                "SELECT \(SQLiteColumns.exact(["record_name", "email_address"])), discoverable FROM users "
-                    + "WHERE container = ? AND \(column) IN (\(placeholders(chunk.count)))",
+                "SELECT \(SQLiteColumns.exact(["record_name", "email_address", "given_name", "family_name"])), "
+                    + "discoverable FROM users WHERE container = ? AND \(column) IN (\(placeholders(chunk.count)))",
                 [.text(container)] + chunk.map(SQLiteData.text))
             found += try rows.map { row in
                 try read(row, table: "users") { columns in
                     StoredUser(
                         recordName: try columns.text("record_name"),
                         emailAddress: try columns.optionalText("email_address"),
-                        isDiscoverable: try columns.bool("discoverable"))
+                        isDiscoverable: try columns.bool("discoverable"), nameComponents: try Self.name(columns))
                 }
             }
         }
@@ -452,6 +462,14 @@ struct SQLiteTransaction: StorageTransaction {
         return found.filter { seen.insert(ExactName($0.recordName)).inserted }.sorted {
             ExactName($0.recordName) < ExactName($1.recordName)
         }
+    }
+
+    /// The name of a `users` row whose `given_name` and `family_name` were selected.
+    static func name(_ columns: SQLiteColumns) throws -> UserNameComponents? {
+        let given = try columns.optionalText("given_name")
+        let family = try columns.optionalText("family_name")
+        guard given != nil || family != nil else { return nil }
+        return UserNameComponents(givenName: given, familyName: family)
     }
 
     func createServerKey(id: String, publicKeyPEM: String, container: String) async throws {

@@ -31,6 +31,11 @@ struct RemoteBackend: ConformanceBackend {
                 address, discoverable: discoverable, forUser: recordName, container: server.container)
         else { throw CloudError(.notFound, reason: "the server has no user \(user)") }
     }
+
+    func setName(_ name: UserNameComponents?, forUser user: String) async throws {
+        let recordName = try await server.user(user).recordName
+        try await server.service.setName(name, forUser: recordName, container: server.container)
+    }
 }
 
 /// The conformance checks' faults, made real: network failures in the

@@ -21,55 +21,60 @@ struct RevocationReachesDevicesTests {
         "revoking a user's tokens through one server turns the device on the other to credentialsRefused",
         arguments: TestStore.available.filter { $0 != .postgres })
     func revokedToken(store: TestStore) async throws {
-        let server = try await RunningServer.start(store: store)
-        let directory = DeviceDirectories()
-        defer { directory.remove() }
-        do {
-            // The device talks to the first server; the operator's revocation goes through the last.
-            let engine = try await SyncEngine<ConformanceNote>(
-                database: try await server.database(signedInAs: "carol"), directory: directory.directory("carol"),
-                configuration: Self.watching)
-            try await Self.waitUntilListening(engine)
-            let start = ContinuousClock.now
+        try await Self.watch(store, until: .credentialsRefused, what: "revocation") { server in
+            try await server.database(signedInAs: "carol")
+        } takeAway: { server in
             let revoked = try await server.stores.services.last!.revokeWebAuthTokens(
                 ofUser: "carol", container: server.container)
             #expect(revoked.count == 1)
-            let took = await Self.time(until: .credentialsRefused, of: engine, from: start)
-            #expect(took != nil, "the device never heard")
-            if let took { print("revocation reached the device in \(took)") }
-            await engine.close()
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 
     @Test(
         "removing the identity issuer through one server turns the device on the other to credentialsRefused",
         arguments: TestStore.available.filter { $0 != .postgres })
     func removedIssuer(store: TestStore) async throws {
+        try await Self.watch(store, until: .credentialsRefused, what: "the issuer's removal") { server in
+            server.signedIn(subject: "dave", email: nil, key: try await server.addTestIssuer(), server: 0)
+        } takeAway: { server in
+            let removed = try await server.stores.services.last!.removeIdentityIssuer(
+                TestIssuer.defaultIssuer, container: server.container)
+            #expect(removed)
+        }
+    }
+
+    @Test(
+        "blocking an identity through one server turns its device on the other to restricted",
+        arguments: TestStore.available.filter { $0 != .postgres })
+    func blockedIdentity(store: TestStore) async throws {
+        try await Self.watch(store, until: .restricted, what: "the block") { server in
+            server.signedIn(subject: "erin", email: nil, key: try await server.addTestIssuer(), server: 0)
+        } takeAway: { server in
+            _ = try await server.stores.services.last!.blockIdentity(
+                issuer: TestIssuer.defaultIssuer, subject: "erin", container: server.container)
+        }
+    }
+
+    /// A device on the first server watches; `takeAway` acts through the
+    /// last; the device's status must become `status` within ``bound``.
+    private static func watch(
+        _ store: TestStore, until status: AccountStatus, what: String,
+        device: (RunningServer) async throws -> RemoteCloudDatabase,
+        takeAway: (RunningServer) async throws -> Void
+    ) async throws {
         let server = try await RunningServer.start(store: store)
         let directory = DeviceDirectories()
         defer { directory.remove() }
         do {
-            let key = TestSigningKey.es256(keyID: "provider-key")
-            try await server.service.addIdentityIssuer(
-                StoredIdentityIssuer(
-                    issuer: TestIssuer.defaultIssuer, audiences: [TestIssuer.defaultAudience], keySetURL: nil,
-                    keySet: TestSigningKey.keySet([key])),
-                container: server.container)
             let engine = try await SyncEngine<ConformanceNote>(
-                database: server.signedIn(subject: "dave", email: nil, key: key, server: 0),
-                directory: directory.directory("dave"), configuration: Self.watching)
-            try await Self.waitUntilListening(engine)
+                database: try await device(server), directory: directory.directory("device"),
+                configuration: watching)
+            try await waitUntilListening(engine)
             let start = ContinuousClock.now
-            #expect(
-                try await server.stores.services.last!.removeIdentityIssuer(
-                    TestIssuer.defaultIssuer, container: server.container))
-            let took = await Self.time(until: .credentialsRefused, of: engine, from: start)
+            try await takeAway(server)
+            let took = await time(until: status, of: engine, from: start)
             #expect(took != nil, "the device never heard")
-            if let took { print("the issuer's removal reached the device in \(took)") }
+            if let took { print("\(what) reached the device in \(took)") }
             await engine.close()
         } catch {
             await server.stop()

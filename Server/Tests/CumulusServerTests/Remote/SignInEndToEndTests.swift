@@ -18,12 +18,7 @@ struct SignInEndToEndTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
             // The operator's setup, once for the app: its identity provider.
-            let key = TestSigningKey.es256(keyID: "provider-key")
-            try await server.service.addIdentityIssuer(
-                StoredIdentityIssuer(
-                    issuer: TestIssuer.defaultIssuer, audiences: [TestIssuer.defaultAudience], keySetURL: nil,
-                    keySet: TestSigningKey.keySet([key])),
-                container: server.container)
+            let key = try await server.addTestIssuer()
 
             let phoneDatabase = server.signedIn(subject: "alice", email: "alice@example.com", key: key, server: 0)
             let laptopDatabase = server.signedIn(subject: "alice", email: nil, key: key, server: 1)
@@ -72,6 +67,18 @@ struct SignInEndToEndTests {
 }
 
 extension RunningServer {
+    /// Registers the test provider as the container's issuer, with one
+    /// ES256 key stored, and returns the key its tokens are signed with.
+    func addTestIssuer() async throws -> TestSigningKey {
+        let key = TestSigningKey.es256(keyID: "provider-key")
+        try await service.addIdentityIssuer(
+            StoredIdentityIssuer(
+                issuer: TestIssuer.defaultIssuer, audiences: [TestIssuer.defaultAudience], keySetURL: nil,
+                keySet: TestSigningKey.keySet([key])),
+            container: container)
+        return key
+    }
+
     /// A device whose user signed in with the test provider as `subject`:
     /// each token it asks for is freshly signed by `key`. With two servers,
     /// `server` picks the one it talks to.
