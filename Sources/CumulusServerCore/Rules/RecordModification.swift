@@ -139,7 +139,7 @@ struct RecordModification: Sendable {
         guard !applier.pending.isEmpty else {
             return ModifyOutcome(results: results)
         }
-        try await applier.commit(in: &database, at: RecordService.milliseconds(now))
+        try await applier.commit(in: &database, at: ServerTime.milliseconds(now))
         let subscriptions = try await transaction.subscriptions(inDatabase: database.id, user: nil)
         let queryNotifications = try await logQueryNotifications(
             of: applier, in: database, key: access.key, subscriptions: subscriptions, transaction)
@@ -164,7 +164,7 @@ struct RecordModification: Sendable {
     ) async throws -> [StoredQueryNotification] {
         let notifications = QuerySubscriptions.notifications(
             of: applier.pending.values.map { (applier.rows[ExactName($0.name)], $0) }, zoneName: applier.zone.name,
-            key: key, subscriptions: subscriptions, serial: database.serial, logged: RecordService.milliseconds(now))
+            key: key, subscriptions: subscriptions, serial: database.serial, logged: ServerTime.milliseconds(now))
         guard !notifications.isEmpty else { return [] }
         try await transaction.deleteQueryNotifications(loggedBefore: queryNotificationCutoff)
         try await transaction.logQueryNotifications(notifications, inDatabase: database.id)
@@ -350,7 +350,7 @@ struct RecordModification: Sendable {
         }
         switch receipts.resolve(
             sentFields, existing: existing, recordName: name, zone: access.zone.id, user: context.user ?? "",
-            now: RecordService.milliseconds(now))
+            now: ServerTime.milliseconds(now))
         {
         case .success(let assets): for (field, value) in assets { fields[field] = value }
         case .failure(var error):

@@ -157,7 +157,7 @@ extension RecordService {
         }
         var deleted = 0
         for zone in zones {
-            let time = Self.milliseconds(now())
+            let time = ServerTime.milliseconds(now())
             let written = try await storage.write { transaction -> ([StoredSubscription], [DatabaseKey])? in
                 guard var database = try await transaction.database(key),
                     let current = try await transaction.zones(inDatabase: database.id, named: [zone.name]).first

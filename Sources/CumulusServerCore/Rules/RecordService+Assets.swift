@@ -21,7 +21,7 @@ extension RecordService {
                 throw CloudError(.badRequest, reason: refusal, recordName: request.recordName, zoneID: zoneID)
             }
         }
-        let expires = Self.adding(assetSettings.uploadLifetime, to: Self.milliseconds(now()))
+        let expires = Self.adding(assetSettings.uploadLifetime, to: ServerTime.milliseconds(now()))
         let base = absoluteURL("")
         return try await storage.write { transaction in
             guard let access = try await ZoneAccess.open(zoneID, context: context, readingShares: true, transaction)
@@ -94,7 +94,7 @@ extension RecordService {
     public func receiveAsset<Chunks: AsyncSequence>(ticket: String, contentLength: Int64?, chunks: Chunks)
         async throws -> Asset where Chunks.Element == [UInt8]
     {
-        let started = Self.milliseconds(now())
+        let started = ServerTime.milliseconds(now())
         let found = try await storage.read { transaction in try await transaction.uploadTicket(id: ticket) }
         guard let found else { throw CloudError(.notFound, reason: "no upload URL has this ticket") }
         guard found.expires > started else {
@@ -120,7 +120,7 @@ extension RecordService {
                     .badRequest,
                     reason: "the body has \(meter.count) bytes where Content-Length announced \(contentLength)")
             }
-            let completed = Self.milliseconds(now())
+            let completed = ServerTime.milliseconds(now())
             row.size = meter.count
             row.checksum = Data(meter.digest()).base64EncodedString()
             row.unheldSince = completed
@@ -158,7 +158,7 @@ extension RecordService {
         guard let (id, expires) = AssetToken.verify(token, secret: secret) else {
             throw CloudError(.accessDenied, reason: "the download URL was not signed by this server")
         }
-        guard expires > Self.milliseconds(now()) else {
+        guard expires > ServerTime.milliseconds(now()) else {
             throw CloudError(.expired, reason: "the download URL has expired; fetch the record again for another")
         }
         let asset = try await storage.read { transaction in try await transaction.assets(ids: [id]).first }
@@ -184,7 +184,7 @@ extension RecordService {
     /// A host runs it now and then; the in-memory server on demand.
     @discardableResult
     public func collectAssets() async throws -> AssetCollection {
-        let now = Self.milliseconds(now())
+        let now = ServerTime.milliseconds(now())
         let cutoff = Self.adding(.zero - assetSettings.gracePeriod, to: now)
         var collection = AssetCollection()
         let batch = 500
@@ -221,7 +221,7 @@ extension RecordService {
         }
         let presenter = AssetPresenter(
             secret: try await signingSecret(),
-            expires: Self.adding(assetSettings.downloadLifetime, to: Self.milliseconds(now())),
+            expires: Self.adding(assetSettings.downloadLifetime, to: ServerTime.milliseconds(now())),
             base: absoluteURL(""))
         return try answer.mappingRecords(decoding: AssetRules.mayHoldAssets, presenter.present)
     }
@@ -240,7 +240,7 @@ extension RecordService {
 
     /// `time` plus `duration`, in milliseconds, clamped to what `Int64` holds.
     static func adding(_ duration: Duration, to time: Int64) -> Int64 {
-        let (sum, overflow) = time.addingReportingOverflow(milliseconds(duration))
+        let (sum, overflow) = time.addingReportingOverflow(ServerTime.milliseconds(duration))
         return overflow ? (time > 0 ? .max : .min) : sum
     }
 

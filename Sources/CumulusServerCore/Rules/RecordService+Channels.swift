@@ -25,17 +25,18 @@ extension RecordService {
         try NameRules.check(caller)
         let context = try RequestContext(caller, request: .createToken(apnsEnvironment: nil))
         try await ensureDatabase(context.key)
-        let token = Self.randomToken()
-        let now = Self.milliseconds(now())
-        let idle = Self.milliseconds(channelIdleLimit)
+        let token = ServerSecrets.randomHex(bytes: 32)
+        let now = ServerTime.milliseconds(now())
+        let idle = ServerTime.milliseconds(channelIdleLimit)
         let cutoff = queryNotificationCutoff()
         let channel = StoredChannel(
-            tokenHash: Self.tokenHash(token), key: context.key, user: context.subscriber, start: 0, lastUsed: now,
+            tokenHash: ServerSecrets.sha256Hex(token), key: context.key, user: context.subscriber, start: 0,
+            lastUsed: now,
             credential: credential)
         try await storage.write { transaction in
             var made = channel
             made.start = try await transaction.database(channel.key)?.serial ?? 0
-            try await transaction.deleteChannels(unusedSince: Self.elapsed(from: idle, to: now))
+            try await transaction.deleteChannels(unusedSince: ServerTime.elapsed(from: idle, to: now))
             try await transaction.deleteChannels(
                 of: channel.key, user: channel.user, keepingNewest: ServerLimits.channelsPerUser - 1)
             try await transaction.deleteQueryNotifications(loggedBefore: cutoff)
@@ -80,11 +81,11 @@ extension RecordService {
         token: String, cursor: String?, timeout: Duration,
         credentialHolds: @Sendable (StoredChannel) async throws -> Bool
     ) async throws -> NotificationBatch {
-        let hash = Self.tokenHash(token)
+        let hash = ServerSecrets.sha256Hex(token)
         let found = try await storage.read { transaction in try await transaction.channel(tokenHash: hash) }
-        let now = Self.milliseconds(now())
-        let idle = Self.milliseconds(channelIdleLimit)
-        guard let channel = found, Self.elapsed(from: channel.lastUsed, to: now) <= idle else {
+        let now = ServerTime.milliseconds(now())
+        let idle = ServerTime.milliseconds(channelIdleLimit)
+        guard let channel = found, ServerTime.elapsed(from: channel.lastUsed, to: now) <= idle else {
             throw CloudError(.notFound, reason: "there is no notification channel with this token")
         }
         var checkedUnder = credentialChanges.withLock { $0 }
@@ -146,8 +147,10 @@ extension RecordService {
     /// alive without a write per poll. A poll's end counts too, so a channel
     /// whose poll waited long is not taken for idle.
     private func touchIfStale(_ channel: StoredChannel, since lastUsed: Int64) async throws {
-        let now = Self.milliseconds(now())
-        guard Self.elapsed(from: lastUsed, to: now) > Self.milliseconds(channelIdleLimit) / 10 else { return }
+        let now = ServerTime.milliseconds(now())
+        guard ServerTime.elapsed(from: lastUsed, to: now) > ServerTime.milliseconds(channelIdleLimit) / 10 else {
+            return
+        }
         try await storage.write { transaction in
             try await transaction.touchChannel(tokenHash: channel.tokenHash, lastUsed: now)
         }
@@ -192,42 +195,6 @@ extension RecordService {
                     inDatabase: database.id, user: channel.user, after: serial, through: last.serial)
             )
         }
-    }
-
-    static func tokenHash(_ token: String) -> String {
-        SHA256.hash(Array(token.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
-            .joined()
-    }
-
-    /// 32 random bytes from the system's CSPRNG, as lowercase hexadecimal.
-    static func randomToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in
-            let byte = UInt8.random(in: .min ... .max, using: &generator)
-            return byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
-        }.joined()
-    }
-
-    /// Milliseconds since 1970, clamped to what `Int64` holds: a host's
-    /// clock or a configured limit never traps the arithmetic.
-    static func milliseconds(_ date: Date) -> Int64 {
-        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
-        guard value.isFinite else { return value > 0 ? .max : .min }
-        return Int64(exactly: value) ?? (value > 0 ? .max : .min)
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        guard !overflow else { return seconds > 0 ? .max : .min }
-        let (total, carry) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
-        return carry ? (whole > 0 ? .max : .min) : total
-    }
-
-    /// `later - earlier`, saturating: a stored time from a damaged row reads as long ago, never a trap.
-    static func elapsed(from earlier: Int64, to later: Int64) -> Int64 {
-        let (difference, overflow) = later.subtractingReportingOverflow(earlier)
-        return overflow ? (earlier < 0 ? .max : .min) : difference
     }
 }
 

@@ -83,7 +83,7 @@ extension RecordService {
                     try await applier.rewrite(ExactName(share.recordName)) { record in
                         record.shareDetails?.participants = participants
                     }
-                    try await applier.commit(in: &database, at: Self.milliseconds(self.now()))
+                    try await applier.commit(in: &database, at: ServerTime.milliseconds(self.now()))
                     let after = before.map { $0.shortGUID.isExactly(share.shortGUID) ? share : $0 }
                     let shared = try await SharedDatabases.log(
                         zoneName: share.zoneName, owner: share.owner, container: key.container,

@@ -99,7 +99,7 @@ extension RecordService {
     /// the database's history and notifies the database's channels.
     func applyZoneOperations(_ operations: [ZoneOperation], context: RequestContext) async throws -> [ZoneResult] {
         let key = context.key
-        let time = Self.milliseconds(now())
+        let time = ServerTime.milliseconds(now())
         let (results, changed, subscriptions, sharedKeys) = try await storage.write { transaction in
             guard var database = try await transaction.database(key) else {
                 throw CloudError(.internalError, reason: "the database has no row")

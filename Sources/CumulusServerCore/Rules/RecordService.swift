@@ -245,7 +245,7 @@ public final class RecordService: Sendable {
     /// channel's cursor is never older than its idle limit, and twice that
     /// leaves a margin for clocks that differ between servers.
     func queryNotificationCutoff() -> Int64 {
-        Self.elapsed(from: Self.milliseconds(channelIdleLimit) &* 2, to: Self.milliseconds(now()))
+        ServerTime.elapsed(from: ServerTime.milliseconds(channelIdleLimit) &* 2, to: ServerTime.milliseconds(now()))
     }
 
     // MARK: Admin controls

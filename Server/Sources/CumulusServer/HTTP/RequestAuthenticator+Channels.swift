@@ -22,7 +22,7 @@ extension RequestAuthenticator {
         guard let webAuthToken = request.uri.queryParameters["ckWebAuthToken"], !webAuthToken.isEmpty else {
             return nil
         }
-        return .webAuthToken(hash: CloudService.hash(String(webAuthToken)))
+        return .webAuthToken(hash: ServerSecrets.sha256Hex(String(webAuthToken)))
     }
 
     private struct IssuerAndSubject: Decodable {

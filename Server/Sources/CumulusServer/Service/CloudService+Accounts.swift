@@ -8,8 +8,8 @@ extension CloudService {
     /// `EXISTS`, one outside ``NameRules/checkNewContainerName(_:)`` `BAD_REQUEST`.
     public func addContainer(named name: String) async throws -> String {
         try NameRules.checkNewContainerName(name)
-        let token = Self.randomHex(bytes: 32)
-        let hash = Self.hash(token)
+        let token = ServerSecrets.randomHex(bytes: 32)
+        let hash = ServerSecrets.sha256Hex(token)
         let created = try await storage.write { transaction in
             try await transaction.createContainer(named: name, tokenHash: hash)
         }
@@ -41,12 +41,12 @@ extension CloudService {
         try NameRules.check(container, "the container name")
         let displayName = try UserNames.checked(displayName)
         if let tokenLifetime { try Self.checkLifetime(tokenLifetime) }
-        let recordName = "_" + Self.randomHex(bytes: 16)
-        let token = Self.randomHex(bytes: 32)
-        let now = Self.milliseconds(rules.currentDate())
+        let recordName = "_" + ServerSecrets.randomHex(bytes: 16)
+        let token = ServerSecrets.randomHex(bytes: 32)
+        let now = ServerTime.milliseconds(rules.currentDate())
         let row = StoredUserToken(
-            tokenHash: Self.hash(token), userRecordName: recordName, created: now,
-            expires: tokenLifetime.map { now &+ Self.milliseconds($0) })
+            tokenHash: ServerSecrets.sha256Hex(token), userRecordName: recordName, created: now,
+            expires: tokenLifetime.map { now &+ ServerTime.milliseconds($0) })
         let created = try await storage.write { transaction -> Bool? in
             guard try await transaction.containerTokenHash(named: container) != nil else { return nil }
             guard try await transaction.createUser(named: name, recordName: recordName, container: container) else {
@@ -126,7 +126,7 @@ extension CloudService {
         } catch {
             throw CloudError(.badRequest, reason: "the key is not a P-256 public key in PEM: \(error)")
         }
-        let keyID = Self.randomHex(bytes: 32)
+        let keyID = ServerSecrets.randomHex(bytes: 32)
         let created = try await storage.write { transaction -> Bool in
             guard try await transaction.containerTokenHash(named: container) != nil else { return false }
             try await transaction.createServerKey(id: keyID, publicKeyPEM: publicKeyPEM, container: container)
@@ -193,34 +193,7 @@ extension CloudService {
         }
     }
 
-    // MARK: Secrets
-
-    /// `bytes` random bytes from the system's CSPRNG, as lowercase hexadecimal.
-    static func randomHex(bytes count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        var text = ""
-        text.reserveCapacity(count * 2)
-        for _ in 0..<count {
-            let byte = UInt8.random(in: .min ... .max, using: &generator)
-            text += byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
-        }
-        return text
-    }
-
-    /// The SHA-256 of a token, as lowercase hexadecimal: what the file keeps.
-    static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
-            .joined()
-    }
-
-    static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
-        guard left.count == right.count else { return false }
-        var difference: UInt8 = 0
-        for index in left.indices { difference |= left[index] ^ right[index] }
-        return difference == 0
-    }
+    // MARK: Errors
 
     static func unknownContainer(_ name: String) -> CloudError {
         CloudError(.notFound, reason: "there is no container named '\(name)'")

@@ -66,7 +66,7 @@ extension CloudService {
         guard let text = channel.credential else { return true }
         guard let credential = ChannelCredential(stored: text) else { return false }
         let container = channel.key.container
-        let now = Self.milliseconds(rules.currentDate())
+        let now = ServerTime.milliseconds(rules.currentDate())
         return try await storage.read { transaction in
             switch credential {
             case .webAuthToken(let hash):

@@ -29,7 +29,7 @@ extension CloudService {
     /// (``StoredUserAccount/identities``, ``StoredUserAccount/isBlocked``).
     public func users(container: String) async throws -> [StoredUserAccount] {
         try NameRules.check(container, "the container name")
-        let now = Self.milliseconds(rules.currentDate())
+        let now = ServerTime.milliseconds(rules.currentDate())
         return try await storage.read { transaction in
             guard try await transaction.containerTokenHash(named: container) != nil else {
                 throw Self.unknownContainer(container)
@@ -64,7 +64,7 @@ extension CloudService {
     public func removeUser(named name: String, container: String, deletingData: Bool) async throws -> RemovedUser {
         try NameRules.check(name, "the user name")
         try NameRules.check(container, "the container name")
-        let now = Self.milliseconds(rules.currentDate())
+        let now = ServerTime.milliseconds(rules.currentDate())
         let (recordName, revoked) = try await storage.write { transaction -> (String, Int) in
             guard let account = try await transaction.userAccount(named: name, container: container, activeAt: now)
             else { throw Self.unknownUser(name, container: container) }
@@ -98,14 +98,15 @@ extension CloudService {
         try NameRules.check(name, "the user name")
         try NameRules.check(container, "the container name")
         if let lifetime { try Self.checkLifetime(lifetime) }
-        let token = Self.randomHex(bytes: 32)
-        let now = Self.milliseconds(rules.currentDate())
-        let expires = lifetime.map { now &+ Self.milliseconds($0) }
+        let token = ServerSecrets.randomHex(bytes: 32)
+        let now = ServerTime.milliseconds(rules.currentDate())
+        let expires = lifetime.map { now &+ ServerTime.milliseconds($0) }
         let details = try await storage.write { transaction -> StoredUserToken in
             guard let account = try await transaction.userAccount(named: name, container: container, activeAt: now)
             else { throw Self.unknownUser(name, container: container) }
             let details = StoredUserToken(
-                tokenHash: Self.hash(token), userRecordName: account.recordName, created: now, expires: expires)
+                tokenHash: ServerSecrets.sha256Hex(token), userRecordName: account.recordName, created: now,
+                expires: expires)
             try await transaction.saveUserToken(details, container: container)
             return details
         }
@@ -129,7 +130,7 @@ extension CloudService {
     @discardableResult
     public func revokeWebAuthToken(_ webAuthToken: String, container: String) async throws -> StoredUserToken {
         try NameRules.check(container, "the container name")
-        let hash = Self.hash(webAuthToken)
+        let hash = ServerSecrets.sha256Hex(webAuthToken)
         return try await revokeTokens(container: container) { transaction in
             guard let token = try await transaction.userToken(tokenHash: hash, container: container) else {
                 throw CloudError(.notFound, reason: "the container '\(container)' has no such web auth token")
@@ -194,14 +195,14 @@ extension CloudService {
         try NameRules.check(container, "the container name")
         guard overlap >= .zero else { throw CloudError(.badRequest, reason: "an overlap cannot be negative") }
         try Self.checkLifetime(max(overlap, .seconds(1)))
-        let token = Self.randomHex(bytes: 32)
-        let ends = Self.milliseconds(rules.currentDate()) &+ Self.milliseconds(overlap)
+        let token = ServerSecrets.randomHex(bytes: 32)
+        let ends = ServerTime.milliseconds(rules.currentDate()) &+ ServerTime.milliseconds(overlap)
         try await storage.write { transaction in
             guard let current = try await transaction.containerCredentials(named: container) else {
                 throw Self.unknownContainer(container)
             }
             let rotated = StoredContainerCredentials(
-                tokenHash: Self.hash(token), previousTokenHash: overlap > .zero ? current.tokenHash : nil,
+                tokenHash: ServerSecrets.sha256Hex(token), previousTokenHash: overlap > .zero ? current.tokenHash : nil,
                 previousTokenExpires: overlap > .zero ? ends : nil)
             _ = try await transaction.setContainerCredentials(rotated, named: container)
             try await transaction.recordCredentialChange()
@@ -221,7 +222,8 @@ extension CloudService {
         }
         return keys.map { key in
             let der = (try? P256.Signing.PublicKey(pemRepresentation: key.publicKeyPEM))?.derRepresentation
-            return ServerKeyListing(id: key.id, fingerprint: der.map { Self.hexDigest(Data($0)) } ?? "unreadable")
+            return ServerKeyListing(
+                id: key.id, fingerprint: der.map { ServerSecrets.sha256Hex(bytes: Array($0)) } ?? "unreadable")
         }
     }
 
@@ -248,10 +250,12 @@ extension CloudService {
             try await transaction.containerCredentials(named: container)
         }
         guard let stored else { return .unknown }
-        let hash = Self.hash(apiToken)
-        if Self.constantTimeEquals(stored.tokenHash, hash) { return .valid((), until: nil) }
-        guard let previous = stored.previousTokenHash, Self.constantTimeEquals(previous, hash) else { return .unknown }
-        guard let ends = stored.previousTokenExpires, ends > Self.milliseconds(rules.currentDate()) else {
+        let hash = ServerSecrets.sha256Hex(apiToken)
+        if ServerSecrets.constantTimeEquals(stored.tokenHash, hash) { return .valid((), until: nil) }
+        guard let previous = stored.previousTokenHash, ServerSecrets.constantTimeEquals(previous, hash) else {
+            return .unknown
+        }
+        guard let ends = stored.previousTokenExpires, ends > ServerTime.milliseconds(rules.currentDate()) else {
             return .expired
         }
         return .valid((), until: Date(timeIntervalSince1970: Double(ends) / 1000))
@@ -264,7 +268,7 @@ extension CloudService {
     public func authenticateWebAuthToken(_ webAuthToken: String, container: String) async throws
         -> CredentialFinding<String>
     {
-        let hash = Self.hash(webAuthToken)
+        let hash = ServerSecrets.sha256Hex(webAuthToken)
         let (token, blocked) = try await storage.read { transaction -> (StoredUserToken?, Bool) in
             guard let token = try await transaction.userToken(tokenHash: hash, container: container) else {
                 return (nil, false)
@@ -273,7 +277,7 @@ extension CloudService {
         }
         guard let token else { return .unknown }
         guard !blocked else { throw Self.blockedIdentity }
-        guard !token.isExpired(at: Self.milliseconds(rules.currentDate())) else { return .expired }
+        guard !token.isExpired(at: ServerTime.milliseconds(rules.currentDate())) else { return .expired }
         return .valid(token.userRecordName, until: token.expires.map { Date(timeIntervalSince1970: Double($0) / 1000) })
     }
 
@@ -294,24 +298,11 @@ extension CloudService {
 
     // MARK: Helpers
 
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds &* 1000 &+ attoseconds / 1_000_000_000_000_000
-    }
-
     /// Refuses a lifetime that is not positive or longer than 100 years.
     static func checkLifetime(_ lifetime: Duration) throws {
         guard lifetime > .zero, lifetime <= .seconds(100 * 366 * 86_400) else {
             throw CloudError(.badRequest, reason: "a lifetime is more than 0 and at most 100 years")
         }
-    }
-
-    static func hexDigest(_ data: Data) -> String {
-        SHA256.hash(data: data).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }
 
     static func unknownUser(_ name: String, container: String) -> CloudError {

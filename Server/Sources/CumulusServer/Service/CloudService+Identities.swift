@@ -102,7 +102,7 @@ extension CloudService {
     {
         try Self.checkIdentity(issuer: issuer, subject: subject, container: container)
         let row = StoredBlockedIdentity(
-            issuer: issuer, subject: subject, blocked: Self.milliseconds(rules.currentDate()))
+            issuer: issuer, subject: subject, blocked: ServerTime.milliseconds(rules.currentDate()))
         let outcome = try await storage.write { transaction -> (String?, Bool) in
             guard try await transaction.containerTokenHash(named: container) != nil else {
                 throw Self.unknownContainer(container)

@@ -100,7 +100,7 @@ extension CloudService {
             }
             _ = try await transaction.deleteIdentities(ofUser: mapped, container: container)
         }
-        let recordName = "_" + randomHex(bytes: 16)
+        let recordName = "_" + ServerSecrets.randomHex(bytes: 16)
         guard
             try await transaction.createIdentity(
                 issuer: identity.issuer, subject: identity.subject, userRecordName: recordName, container: container)

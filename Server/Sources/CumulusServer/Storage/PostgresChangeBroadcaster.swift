@@ -61,7 +61,7 @@ public final class PostgresChangeBroadcaster: ChangeBroadcasting {
         configuration.options.additionalStartupParameters.append(("application_name", Self.applicationName))
         self.channel = channel
         let link = Link(
-            configuration: configuration, channel: channel, origin: CloudService.randomHex(bytes: 16), logger: logger,
+            configuration: configuration, channel: channel, origin: ServerSecrets.randomHex(bytes: 16), logger: logger,
             observer: observer)
         self.link = link
         let first = try await link.connect()

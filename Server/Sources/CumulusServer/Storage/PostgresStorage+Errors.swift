@@ -52,7 +52,7 @@ extension PostgresStorage {
                 ? "the connection to the database broke during the commit; the request's outcome is unknown"
                 : "the database is unavailable", retryAfter: limits.retryAfter)
         if let expired = error as? AttemptExpired {
-            let seconds = Limits.milliseconds(limits.transactionTimeout) / 1000
+            let seconds = ServerTime.milliseconds(limits.transactionTimeout) / 1000
             switch expired.expiry {
             case .noConnection, .cancelled:
                 return unavailable

@@ -42,12 +42,8 @@ extension PostgresStorage {
 
         /// The settings each connection starts its session with.
         var startupParameters: [(String, String)] {
-            let milliseconds = String(max(Self.milliseconds(statementTimeout), 1))
+            let milliseconds = String(max(ServerTime.milliseconds(statementTimeout), 1))
             return [("statement_timeout", milliseconds), ("idle_in_transaction_session_timeout", milliseconds)]
-        }
-
-        static func milliseconds(_ duration: Duration) -> Int64 {
-            duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
         }
     }
 }
