@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "CloudCodable", targets: ["CloudCodable"]),
+        // The protocol: the CloudDatabase interface, its values, and the wire
+        // form of requests and answers in both directions. Cumulus re-exports it.
+        .library(name: "CloudProtocol", targets: ["CloudProtocol"]),
         .library(name: "Cumulus", targets: ["Cumulus"]),
         .library(name: "CumulusTesting", targets: ["CumulusTesting"]),
         // The server's half of the protocol and its rules, for record servers
@@ -16,8 +19,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "CloudCodable"),
-        .target(name: "Cumulus", dependencies: ["CloudCodable"]),
-        .target(name: "CumulusServerCore", dependencies: ["Cumulus"]),
+        .target(name: "CloudProtocol", dependencies: ["CloudCodable"]),
+        .target(name: "Cumulus", dependencies: ["CloudCodable", "CloudProtocol"]),
+        .target(name: "CumulusServerCore", dependencies: ["CloudCodable", "CloudProtocol"]),
         .target(name: "CumulusTesting", dependencies: ["Cumulus", "CumulusServerCore"]),
         .target(name: "CumulusConformance", dependencies: ["Cumulus", "CumulusTesting"]),
         .testTarget(name: "CloudCodableTests", dependencies: ["CloudCodable"]),

@@ -28,7 +28,8 @@ let package = Package(
         .target(
             name: "CumulusServer",
             dependencies: [
-                .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CloudCodable", package: "Cumulus"),
+                .product(name: "CloudProtocol", package: "Cumulus"),
                 .product(name: "CumulusServerCore", package: "Cumulus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -58,13 +59,15 @@ let package = Package(
         .target(
             name: "CumulusSigning",
             dependencies: [
-                .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CloudProtocol", package: "Cumulus"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .executableTarget(
             name: "cumulus",
             dependencies: [
                 "CumulusServer", "CumulusSigning",
+                // The demo's devices are sync engines.
+                .product(name: "Cumulus", package: "Cumulus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `serve` names the system's reason when it cannot listen.
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,5 +1,5 @@
+import CloudProtocol
 import Crypto
-import Cumulus
 
 /// Signs requests with a server-to-server key: ECDSA on P-256 over SHA-256,
 /// the signature in DER, as the CloudKit Web Services protocol asks.

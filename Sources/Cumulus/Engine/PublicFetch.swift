@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 /// A fetch of the public database by queries, for a server that answers
 /// `changes/zone` there with a refusal (CloudKit's public database has no

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 extension Replica {
     /// A fetched record as the journal and the app want it, made on the workers.

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 /// A record is more than its model: devices on other versions of the app
 /// write fields this model does not declare. An edit therefore changes only

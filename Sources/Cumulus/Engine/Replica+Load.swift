@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 extension Replica {
     /// Rebuilds the replica from the journal's documents. Records and

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 extension Replica {
     /// Whether the server's refusal lasts, in the journal too, until what

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 extension Replica {
     /// One change of a `records/modify` request, to match its answer against.

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 /// What carrying out one of the ``Replica``'s decisions takes: the journal
 /// batch that makes it durable, the model changes to publish and the events

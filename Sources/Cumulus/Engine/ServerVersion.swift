@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 /// The last version of a record that this device saw on the server: the
 /// ancestor of merges, and the change tag that local changes build on.

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 /// How a ``SyncEngine`` syncs: when, in what batches, how it retries, and
 /// the clock it measures time with.

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 import Foundation
 
 /// The public database: every user's records of the type, read by anyone,

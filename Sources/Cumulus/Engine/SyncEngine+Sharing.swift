@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 /// Sharing, from either side.
 ///

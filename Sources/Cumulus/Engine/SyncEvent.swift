@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 /// A change to models of the engine's type, as the server confirms it.
 ///

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 import Foundation
 
 /// The engine's whole run as a value: the replica and the state of the run

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 /// The identifiers of the writes a record's version grew from, carried in
 /// the record itself so that an engine recognises its own write on the

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 import Foundation
 
 /// The record that tells one life of a shared zone from the next.

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 import Foundation
 
 /// Changes to commit to a ``Journal`` together: all of them are durable, or none.

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 import Foundation
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 import Foundation
 
 /// A ``CloudDatabase`` on a server that speaks the CloudKit Web Services

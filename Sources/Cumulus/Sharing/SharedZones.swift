@@ -1,4 +1,5 @@
 import CloudCodable
+import CloudProtocol
 
 extension CloudDatabase {
     /// The zones other users shared with the signed-in user and that user

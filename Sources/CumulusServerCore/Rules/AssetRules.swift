@@ -1,5 +1,5 @@
 import CloudCodable
-import Cumulus
+import CloudProtocol
 import Foundation
 
 /// The rules of asset values in records: what a saved `ASSETID` value must

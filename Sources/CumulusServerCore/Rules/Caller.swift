@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// Who sends a request, once the host has authenticated it.
 public struct Caller: Sendable, Hashable {

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension NameRules {
     /// The most characters a new container's name may have.

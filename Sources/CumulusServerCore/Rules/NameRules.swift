@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// Which names a request may carry.
 ///

@@ -1,5 +1,5 @@
 import CloudCodable
-import Cumulus
+import CloudProtocol
 import Foundation
 
 /// How `records/query` filters and orders records: the rules every
@@ -49,23 +49,6 @@ public enum QueryEvaluation {
     public static let createdByField = "___createdBy"
     /// The system field of the last modifier's user record name.
     public static let modifiedByField = "___modifiedBy"
-
-    /// The type a filter's value has when the field's is `fieldType`: an
-    /// element for `LIST_CONTAINS`, `NOT_LIST_CONTAINS` and the list member
-    /// comparators, a list for `IN` and `NOT_IN`, the field's own type
-    /// otherwise. It types a value sent without `type`.
-    public static func valueType(of comparator: QueryComparator, forField fieldType: FieldType) -> FieldType {
-        let suffix = "_LIST"
-        switch comparator {
-        case .listContains, .notListContains, .listMemberBeginsWith, .notListMemberBeginsWith:
-            guard fieldType.isList else { return fieldType }
-            return FieldType(rawValue: String(fieldType.rawValue.dropLast(suffix.count))) ?? fieldType
-        case .in, .notIn:
-            return fieldType.isList ? fieldType : FieldType(rawValue: fieldType.rawValue + suffix) ?? fieldType
-        default:
-            return fieldType
-        }
-    }
 
     /// Throws `BAD_REQUEST` for a query that cannot be answered: no record
     /// type, or a comparator that cannot take its filter's value.

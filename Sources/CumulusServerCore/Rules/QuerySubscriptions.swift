@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// Which query subscriptions a write fires, judged inside the write's
 /// transaction, where the records before and after it are both at hand.

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import Foundation
 
 /// What deleting a user's data took away.

@@ -1,5 +1,5 @@
 import CloudCodable
-import Cumulus
+import CloudProtocol
 import Foundation
 
 extension RecordService {

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension RecordService {
     /// Whether an issuer's subject is kept out of a container (`cumulus user

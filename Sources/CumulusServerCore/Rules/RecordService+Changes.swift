@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension RecordService {
     /// `changes/zone`: one read transaction for all the zones asked.

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension RecordService {
     /// `records/resolve` and `records/accept`: each share as the caller may

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension RecordService {
     /// `subscriptions/modify`: subscriptions belong to the user, not the device.

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// Email addresses as users are found by them.
 public enum EmailAddresses {

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension RecordService {
     /// `zones/list`: the default zone first, then the others by name.

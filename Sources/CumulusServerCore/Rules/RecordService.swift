@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import Foundation
 
 /// The protocol's rules, written once: every request of the CloudKit Web

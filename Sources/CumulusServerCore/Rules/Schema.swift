@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// Which environment's schema: each container has one per environment.
 struct SchemaKey: Hashable, Sendable {

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// A sync token's contents: `z<incarnation>-<serial>` for zones,
 /// `d<incarnation>-<serial>` for databases, the same for every store.

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// The part of a `records/modify` that concerns shares: saving and ending
 /// share records, roots naming their share, which hierarchy share covers

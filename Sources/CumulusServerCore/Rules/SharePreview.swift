@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// What the page at a share's URL shows to anyone holding the URL: the
 /// share's title and its owner, nothing else.

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// What one caller may see and do in one zone: everything (the zone's owner,
 /// or any caller of the public database), or, for a participant reaching

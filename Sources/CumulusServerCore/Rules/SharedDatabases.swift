@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// A zone as one request reaches it: the database that owns it, what the
 /// caller names it in answers, and what the caller may see of it.

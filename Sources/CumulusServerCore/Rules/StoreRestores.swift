@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// What a server does when its store was put back from a backup, or is
 /// otherwise not the one it last wrote (a data directory copied to another

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// The names users show others: what a name may hold, where it comes from,
 /// and who sees it. One rule for the in-memory server and the record server.

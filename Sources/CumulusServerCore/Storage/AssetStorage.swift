@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// Where a server keeps the bytes of assets: files under the data
 /// directory beside SQLite, chunks in PostgreSQL, or memory.

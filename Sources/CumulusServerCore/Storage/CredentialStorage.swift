@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import Foundation
 
 /// A web auth token's row: whose it is, since and until when. The token

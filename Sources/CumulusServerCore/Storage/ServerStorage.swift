@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// Where the record service keeps its data: SQLite for one server process,
 /// PostgreSQL for several on one database.

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension StoredSubscription {
     /// A query subscription's query and firing reasons as the SQL stores

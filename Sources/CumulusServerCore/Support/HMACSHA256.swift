@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// HMAC-SHA256 (RFC 2104), on the SHA-256 the root package carries: the
 /// signature of asset download URLs.

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// How the server makes and keeps its secrets, written once for the core
 /// and the record server: tokens and channel handles are random bytes as

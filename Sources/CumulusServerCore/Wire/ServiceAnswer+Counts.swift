@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension ServiceAnswer {
     /// How many records the answer carries: the successful results of

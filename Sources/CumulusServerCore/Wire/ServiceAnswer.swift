@@ -1,5 +1,5 @@
 import CloudCodable
-import Cumulus
+import CloudProtocol
 import Foundation
 
 /// An answer of ``RecordService`` before it is written: a ``CloudResponse``,

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import Hummingbird
 
 /// Counts each request by operation and status, times it, and keeps the

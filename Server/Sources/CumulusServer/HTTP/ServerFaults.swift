@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import Synchronization
 
 /// A test hook: errors that the next database requests are answered with,

@@ -1,5 +1,6 @@
+import CloudCodable
+import CloudProtocol
 import CoreMetrics
-import Cumulus
 import Metrics
 
 /// The metrics of one server, made with the factory of its

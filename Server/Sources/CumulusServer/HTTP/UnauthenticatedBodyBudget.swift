@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import Synchronization
 
 /// The body bytes the server holds, all requests together, for requests

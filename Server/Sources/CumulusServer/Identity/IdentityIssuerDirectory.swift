@@ -1,5 +1,6 @@
+import CloudCodable
+import CloudProtocol
 import Crypto
-import Cumulus
 import Foundation
 import Logging
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import NIOCore
 
 /// Fetches an issuer's key set (JWKS) from its URL with AsyncHTTPClient,

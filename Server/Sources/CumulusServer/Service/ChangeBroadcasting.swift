@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// A committed write as the other servers hear of it: which database, and
 /// which of its zones changed. It carries no tokens and no record contents.

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension CloudService {
     /// Wakes this server's polls for another server's write (or for every

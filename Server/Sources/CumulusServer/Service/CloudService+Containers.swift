@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension CloudService {
     /// How many containers the store holds: `cumulus serve` says it at

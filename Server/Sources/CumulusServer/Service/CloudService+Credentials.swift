@@ -1,5 +1,6 @@
+import CloudCodable
+import CloudProtocol
 import Crypto
-import Cumulus
 import Foundation
 
 /// A user taken out of a container by ``CloudService/removeUser(named:container:deletingData:)``.

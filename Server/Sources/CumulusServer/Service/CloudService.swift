@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 @_exported import CumulusServerCore
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 extension CloudServing {
     /// No issuers: a service that signs no one in with identity tokens.

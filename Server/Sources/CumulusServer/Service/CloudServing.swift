@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// What the HTTP layer needs of the record service: the protocol's requests
 /// carried out for an authenticated caller, the accounts that authenticate

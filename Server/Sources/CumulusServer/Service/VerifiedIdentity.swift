@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 
 /// Who an identity token proves its bearer is, once its signature and
 /// claims are checked: an issuer's subject, the address the issuer

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import PostgresNIO
 
 /// The rows of assets in PostgreSQL: upload tickets, assets, receipts and

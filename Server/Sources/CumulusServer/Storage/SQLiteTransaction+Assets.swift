@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import SQLiteNIO
 
 /// The rows of assets in SQLite: upload tickets, assets, receipts and the

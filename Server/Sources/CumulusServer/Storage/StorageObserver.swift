@@ -1,5 +1,6 @@
+import CloudCodable
+import CloudProtocol
 import CoreMetrics
-import Cumulus
 import Metrics
 
 /// Where a store reports its failures and the use of its connections: to

@@ -1,4 +1,5 @@
-import Cumulus
+import CloudCodable
+import CloudProtocol
 import Foundation
 
 /// A share's participants as both stores keep them: one JSON array in a

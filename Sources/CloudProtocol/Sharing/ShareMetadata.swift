@@ -1,23 +1,5 @@
 import CloudCodable
 
-/// One share to resolve or accept (an item of `records/resolve` and
-/// `records/accept`).
-public struct ShareLookup: Sendable, Hashable {
-    /// The share's public handle, the last part of its URL.
-    public var shortGUID: String
-    /// Whether the answer carries the share's root record (hierarchy shares).
-    public var fetchRootRecord: Bool
-    /// The root record's fields to answer, or `nil` for all.
-    public var rootRecordDesiredKeys: [String]?
-
-    /// Creates an item.
-    public init(shortGUID: String, fetchRootRecord: Bool = false, rootRecordDesiredKeys: [String]? = nil) {
-        self.shortGUID = shortGUID
-        self.fetchRootRecord = fetchRootRecord
-        self.rootRecordDesiredKeys = rootRecordDesiredKeys
-    }
-}
-
 /// What an invitation shows before the user accepts, and what accepting
 /// answers: the share, where it lives, its owner and the caller's place in it.
 public struct ShareMetadata: Sendable, Hashable {
@@ -78,12 +60,4 @@ public struct ShareMetadata: Sendable, Hashable {
     /// print("\(invitation.ownerName?.displayName ?? "Someone") shares \(invitation.title ?? "an item")")
     /// ```
     public var ownerName: UserNameComponents? { ownerIdentity.nameComponents }
-}
-
-/// The outcome of one share in `records/resolve` or `records/accept`.
-public enum ShareResult: Sendable, Hashable {
-    /// The share as the caller may see it.
-    case share(ShareMetadata)
-    /// This share failed.
-    case failure(shortGUID: String, CloudError)
 }

@@ -1,5 +1,4 @@
 import CloudCodable
-import Cumulus
 
 extension NotificationBatch {
     /// The batch's JSON body:

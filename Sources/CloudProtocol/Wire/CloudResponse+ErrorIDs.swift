@@ -1,4 +1,3 @@
-import Cumulus
 import Foundation
 
 extension CloudResponse {
@@ -42,7 +41,7 @@ extension CloudResponse {
         }
     }
 
-    static func identifying(_ error: CloudError) -> CloudError {
+    package static func identifying(_ error: CloudError) -> CloudError {
         guard error.uuid == nil else { return error }
         var error = error
         error.uuid = UUID().uuidString

@@ -1,5 +1,4 @@
 import CloudCodable
-import Cumulus
 import Foundation
 
 extension CloudRequest {
@@ -320,9 +319,9 @@ extension CloudRequest {
     /// A query's `{"recordType":…,"filterBy":…,"sortBy":…}`, an untyped
     /// filter value typed by the schema as its comparator takes it.
     static func readRecordQuery(_ reader: inout WireBodyReader) throws -> RecordQuery {
-        try reader.readRecordQuery(adjustingFilterType: QueryEvaluation.valueType) { value in
-            isWritable(value) ? nil : "has a timestamp out of the range of dates"
-        }
+        try reader.readRecordQuery(
+            adjustingFilterType: { $0.valueType(forField: $1) },
+            refusing: { isWritable($0) ? nil : "has a timestamp out of the range of dates" })
     }
 
     // MARK: - Sharing and users

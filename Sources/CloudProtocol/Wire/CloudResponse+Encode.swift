@@ -1,5 +1,4 @@
 import CloudCodable
-import Cumulus
 import Foundation
 
 extension CloudResponse {
@@ -107,7 +106,7 @@ extension CloudResponse {
     }
 
     /// The entry of a zone whose changes could not be fetched: its error dictionary.
-    static func writeZoneFailure(_ error: CloudError, to writer: inout JSONWriter) throws {
+    package static func writeZoneFailure(_ error: CloudError, to writer: inout JSONWriter) throws {
         writer.append(byte: UInt8(ascii: "{"))
         try writer.appendErrorMembers(error, afterMember: false)
         writer.append(byte: UInt8(ascii: "}"))

@@ -1,5 +1,4 @@
 import CloudCodable
-import Cumulus
 
 extension CloudError {
     /// The error dictionary of a request that failed as a whole:

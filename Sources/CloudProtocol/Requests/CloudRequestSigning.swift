@@ -1,3 +1,4 @@
+import CloudCodable
 import Foundation
 
 /// Signs requests with a server-to-server key: an ECDSA P-256 private key
