@@ -163,8 +163,8 @@ final class OutageRig: Sendable {
     /// Keeps writers and readers busy through both services and HTTP, runs
     /// `outage` after a second, and stops them a few seconds after it.
     func load(outage: @Sendable () async throws -> Void) async throws -> Report {
-        let running = Locked(true)
-        let outcomes = Locked<[Outcome]>([])
+        let running = LockedState(true)
+        let outcomes = LockedState<[Outcome]>([])
         let loops: [(String, @Sendable (Int) async -> Outcome)] = [
             ("service 0 write", { n in await self.serviceWrite(0, "a\(n)") }),
             ("service 0 write", { n in await self.serviceWrite(0, "b\(n)") }),
@@ -176,7 +176,7 @@ final class OutageRig: Sendable {
             ("http write", { n in await self.httpWrite("f\(n)") }),
             ("http read", { _ in await self.httpRead() }),
         ]
-        let outageStart = Locked(ContinuousClock.now)
+        let outageStart = LockedState(ContinuousClock.now)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (via, request) in loops {
                 group.addTask {
@@ -311,7 +311,7 @@ final class OutageRig: Sendable {
     /// a request that storage never answers is reported, not waited for.
     static func watched<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async -> T? {
         await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-            let waiting = Locked<CheckedContinuation<T?, Never>?>(continuation)
+            let waiting = LockedState<CheckedContinuation<T?, Never>?>(continuation)
             let timer = Task {
                 try? await Task.sleep(for: limit)
                 guard !Task.isCancelled else { return }

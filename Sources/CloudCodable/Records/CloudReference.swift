@@ -111,12 +111,10 @@ extension CloudReference: ReferenceFieldDecodable {
     }
 
     /// Whether a reference's zone is the record's: the same name, and the
-    /// same owner when both say (CloudKit's `__defaultOwner__` is the caller).
+    /// same owner when both say (see ``ZoneID/namedOwner``).
     static func isSameZone(_ zone: ZoneID, _ recordZone: ZoneID) -> Bool {
         guard zone.zoneName.utf8.elementsEqual(recordZone.zoneName.utf8) else { return false }
-        let owner = zone.ownerRecordName.flatMap { $0 == "__defaultOwner__" ? nil : $0 }
-        let recordOwner = recordZone.ownerRecordName.flatMap { $0 == "__defaultOwner__" ? nil : $0 }
-        guard let owner, let recordOwner else { return true }
+        guard let owner = zone.namedOwner, let recordOwner = recordZone.namedOwner else { return true }
         return owner.utf8.elementsEqual(recordOwner.utf8)
     }
 }

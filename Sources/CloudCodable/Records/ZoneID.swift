@@ -16,4 +16,15 @@ public struct ZoneID: Sendable, Hashable, Codable {
 
     /// The database's default zone, `_defaultZone`.
     public static let defaultZone = ZoneID(zoneName: "_defaultZone")
+
+    /// CloudKit's owner name for the caller: a zone ID that names it, like
+    /// one without an owner, names the caller's own zone.
+    public static let callerOwnerName = "__defaultOwner__"
+
+    /// The owner this zone ID names, or `nil` when it names the caller's
+    /// own zone (no owner, or ``callerOwnerName``); names compared as bytes.
+    public var namedOwner: String? {
+        guard let owner = ownerRecordName, !owner.utf8.elementsEqual(Self.callerOwnerName.utf8) else { return nil }
+        return owner
+    }
 }

@@ -27,13 +27,11 @@ extension Replica {
     /// owner, the signed-in user being the owner of its private zones.
     private func isEngineZone(_ zone: ZoneID) -> Bool {
         guard zone.zoneName.utf8.elementsEqual(zoneID.zoneName.utf8) else { return false }
-        func owner(_ name: String?) -> String? {
-            guard let name, name != "__defaultOwner__", !name.utf8.elementsEqual((meta.user ?? "").utf8) else {
-                return nil
-            }
+        func owner(_ zone: ZoneID) -> String? {
+            guard let name = zone.namedOwner, !name.utf8.elementsEqual((meta.user ?? "").utf8) else { return nil }
             return name
         }
-        switch (owner(zone.ownerRecordName), owner(zoneID.ownerRecordName)) {
+        switch (owner(zone), owner(zoneID)) {
         case (nil, nil): return true
         case (let one?, let other?): return one.utf8.elementsEqual(other.utf8)
         default: return false

@@ -45,7 +45,7 @@ extension RecordService {
                 func refuse(_ code: CloudError.Code, _ reason: String) -> CloudError {
                     CloudError(code, reason: reason, recordName: name, zoneID: zoneID)
                 }
-                if let refusal = RecordModification.writeRefusal(
+                if let refusal = WritePermissions.refusal(
                     row, recordType: request.recordType, isDelete: false, access: access, context: context)
                 {
                     throw refuse(.accessDenied, refusal)

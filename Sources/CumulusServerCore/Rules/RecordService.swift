@@ -392,11 +392,10 @@ struct RequestContext: Sendable {
 
     /// The name of the zone `zoneID` designates for `user`: `nil` when it
     /// names another owner. The caller's own zones may be named with no
-    /// owner, the user's record name, or CloudKit's `__defaultOwner__`.
+    /// owner, the user's record name, or CloudKit's name for the caller
+    /// (``ZoneID/callerOwnerName``).
     static func ownZoneName(_ zoneID: ZoneID, user: String?) -> String? {
-        guard let owner = zoneID.ownerRecordName, !owner.isExactly("__defaultOwner__") else {
-            return zoneID.zoneName
-        }
+        guard let owner = zoneID.namedOwner else { return zoneID.zoneName }
         guard let user, owner.isExactly(user) else { return nil }
         return zoneID.zoneName
     }

@@ -88,8 +88,7 @@ extension RequestContext {
     /// database, another user's zone, named with its owner.
     func target(_ zoneID: ZoneID) -> (key: DatabaseKey, zoneName: String)? {
         guard key.scope == .shared else { return ownZoneName(zoneID).map { (key, $0) } }
-        guard let user, let owner = zoneID.ownerRecordName, !owner.isEmpty, !owner.isExactly("__defaultOwner__"),
-            !owner.isExactly(user)
+        guard let user, let owner = zoneID.namedOwner, !owner.isEmpty, !owner.isExactly(user)
         else { return nil }
         return (
             DatabaseKey(container: key.container, environment: key.environment, scope: .private, owner: owner),

@@ -299,7 +299,7 @@ public actor InMemoryCloudServer {
     ) async -> [Record] {
         let key = DatabaseKey(
             container: Self.container, environment: environment ?? self.environment, scope: scope, owner: user)
-        guard zoneID.ownerRecordName.map({ $0.isExactly(user) || $0 == "__defaultOwner__" }) ?? true else { return [] }
+        guard zoneID.namedOwner.map({ $0.isExactly(user) }) ?? true else { return [] }
         let records = await settled {
             try await storage.read { transaction -> [Record] in
                 guard let database = try await transaction.database(key),

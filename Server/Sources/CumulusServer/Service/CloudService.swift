@@ -26,10 +26,10 @@ public final class CloudService: CloudServing {
     /// The protocol's rules, which carry out every request.
     public let rules: RecordService
     /// How many credential changes this service made or heard of (``credentialsVersion()``).
-    let credentialChanges = Locked(UInt64(0))
+    let credentialChanges = LockedState(UInt64(0))
     /// The watch of a SQLite store for credentials the `cumulus` command
     /// takes away beside the server (see ``watchCredentials(of:)``).
-    private let credentialWatch = Locked<Task<Void, Never>?>(nil)
+    private let credentialWatch = LockedState<Task<Void, Never>?>(nil)
 
     /// Creates a service over `storage`.
     ///

@@ -132,7 +132,7 @@ private final class Link: Sendable {
     let origin: String
     let logger: Logger
     let observer: BroadcastObserver
-    private let state = Locked(State())
+    private let state = LockedState(State())
 
     private struct State: Sendable {
         /// The listening connection, while it listens.

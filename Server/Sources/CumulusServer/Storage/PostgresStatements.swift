@@ -25,7 +25,7 @@ final class PostgresStatements: Sendable {
         var waiting: [ObjectIdentifier: [UInt64: CheckedContinuation<PostgresQueryResult, any Error>]] = [:]
     }
 
-    private let state = Locked(State())
+    private let state = LockedState(State())
 
     /// Runs `query` on `connection` and collects its rows; throws
     /// ``PostgresConnectionLost`` if the connection closes first.

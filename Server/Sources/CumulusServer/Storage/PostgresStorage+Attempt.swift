@@ -72,7 +72,7 @@ final class TransactionAttempt<T: Sendable>: Sendable {
         var clock: Task<Void, Never>?
     }
 
-    private let parts = Locked(Parts())
+    private let parts = LockedState(Parts())
 
     /// The caller waits: it gets an answer given meanwhile at once.
     func start(_ continuation: CheckedContinuation<T, any Error>) {

@@ -29,7 +29,7 @@ public final class PostgresStorage: ServerStorage {
     let client: PostgresClient
     private let running: Task<Void, Never>
     let logger: Logger
-    private let closed = Locked(false)
+    private let closed = LockedState(false)
     /// Where failures and the pool's use are reported, for a server's metrics.
     let observer = StorageObserver()
 

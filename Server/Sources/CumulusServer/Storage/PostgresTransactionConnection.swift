@@ -12,7 +12,7 @@ import PostgresNIO
 final class PostgresTransactionConnection: Sendable {
     let connection: PostgresConnection
     let logger: Logger
-    private let failure = Locked<(any Error)?>(nil)
+    private let failure = LockedState<(any Error)?>(nil)
 
     init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection

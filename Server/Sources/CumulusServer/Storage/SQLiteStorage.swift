@@ -17,11 +17,11 @@ public final class SQLiteStorage: ServerStorage {
     private let connection: SQLiteConnection
     private let logger: Logger
     private let gate = AsyncLock()
-    private let closed = Locked(false)
+    private let closed = LockedState(false)
     /// Where failures are reported, for a server's metrics.
     let observer = StorageObserver()
     /// The file's `data_version` when the credentials epoch was last read, and that epoch.
-    private let epochSeen = Locked<(dataVersion: Int64, epoch: Int64)?>(nil)
+    private let epochSeen = LockedState<(dataVersion: Int64, epoch: Int64)?>(nil)
 
     /// Opens (creating if needed, 0600 with its asset directory 0700) the
     /// database file at `path` and brings its schema up to date.

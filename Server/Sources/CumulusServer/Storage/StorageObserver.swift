@@ -17,7 +17,7 @@ final class StorageObserver: Sendable {
         var maximum = 0
     }
 
-    private let state = Locked(State())
+    private let state = LockedState(State())
 
     /// Reports to `metrics` from now on, starting with the gauges' values now.
     func attach(_ metrics: ServerMetrics) {
@@ -87,7 +87,7 @@ final class ConnectionLease: Sendable {
     }
 
     private let observer: StorageObserver
-    private let phase = Locked(Phase.waiting(since: .now))
+    private let phase = LockedState(Phase.waiting(since: .now))
 
     fileprivate init(observer: StorageObserver) {
         self.observer = observer
@@ -125,7 +125,7 @@ final class BroadcastObserver: Sendable {
         var connected = false
     }
 
-    private let state = Locked(State())
+    private let state = LockedState(State())
 
     func attach(_ metrics: ServerMetrics) {
         let connected = state.withLock { state in

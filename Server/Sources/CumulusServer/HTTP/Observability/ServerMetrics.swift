@@ -14,9 +14,9 @@ final class ServerMetrics: Sendable {
     static let unmatched = "unmatched"
 
     let factory: any MetricsFactory
-    private let requests = Locked<[RequestKey: CoreMetrics.Counter]>([:])
-    private let durations = Locked<[String: CoreMetrics.Timer]>([:])
-    private let polls = Locked(0)
+    private let requests = LockedState<[RequestKey: CoreMetrics.Counter]>([:])
+    private let durations = LockedState<[String: CoreMetrics.Timer]>([:])
+    private let polls = LockedState(0)
     private let pollsWaiting: CoreMetrics.Gauge
     private let recordsWritten: CoreMetrics.Counter
     private let recordsRead: CoreMetrics.Counter

@@ -41,7 +41,7 @@ final class ServerObservability: Sendable {
         metrics = ServerMetrics(factory: configuration.metrics.factory)
         endpoint = configuration.metrics.endpoint
         let logger = configuration.logger
-        let last = Locked<Readiness?>(nil)
+        let last = LockedState<Readiness?>(nil)
         readiness = SharedCheck(freshness: Self.freshness) {
             let readiness = await Self.readiness(of: service)
             let previous = last.withLock { last in

@@ -15,7 +15,7 @@ final class SharedCheck<Value: Sendable>: Sendable {
     /// How long an outcome answers later callers.
     let freshness: Duration
     private let check: @Sendable () async -> Value
-    private let state = Locked(State())
+    private let state = LockedState(State())
 
     init(freshness: Duration, check: @escaping @Sendable () async -> Value) {
         self.freshness = freshness
