@@ -1,4 +1,5 @@
 import ArgumentParser
+import CumulusServer
 import Foundation
 
 /// A duration on the command line: a number and a unit, `90s`, `30m`,
@@ -38,11 +39,11 @@ enum PrintedDate {
     static func text(milliseconds: Int64) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        return formatter.string(from: ServerTime.date(milliseconds: milliseconds))
     }
 
     static func text(_ date: Date) -> String {
-        text(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+        text(milliseconds: ServerTime.milliseconds(date))
     }
 }
 

@@ -167,6 +167,6 @@ struct ServeCommand: AsyncParsableCommand {
     /// A validated option's seconds in whole milliseconds, at least one, so
     /// that a positive option never becomes a zero limit.
     private static func duration(_ seconds: Double) -> Duration {
-        .milliseconds(max(Int64((seconds * 1000).rounded()), 1))
+        max(ServerTime.duration(seconds: seconds, rounding: .toNearestOrAwayFromZero), .milliseconds(1))
     }
 }

@@ -58,7 +58,7 @@ struct TokenCommand: AsyncParsableCommand {
                 output.write("\(user) has no web auth tokens.")
                 return
             }
-            let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+            let now = ServerTime.milliseconds(Date())
             let rows = tokens.map { token -> [String] in
                 let expires = token.expires.map {
                     PrintedDate.text(milliseconds: $0) + (token.isExpired(at: now) ? " (expired)" : "")

@@ -38,7 +38,13 @@ public enum CloudRequestSigning {
     ///   - subpath: The URL path from `/database/1/` on, e.g.
     ///     `/database/1/iCloud.com.example/development/public/records/query`.
     public static func message(date: String, body: [UInt8], subpath: String) -> [UInt8] {
-        Array("\(date):\(bodyHash(body)):\(subpath)".utf8)
+        message(date: date, bodyHash: bodyHash(body), subpath: subpath)
+    }
+
+    /// The message a request's signature covers, from the body's hash
+    /// (``bodyHash(_:)``) computed by the caller.
+    public static func message(date: String, bodyHash: String, subpath: String) -> [UInt8] {
+        Array("\(date):\(bodyHash):\(subpath)".utf8)
     }
 
     /// The base64 SHA-256 digest of `body`, the middle part of the message.

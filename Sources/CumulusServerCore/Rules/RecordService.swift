@@ -121,7 +121,13 @@ public final class RecordService: Sendable {
     /// answers it before it is written: a host that writes the answer's
     /// JSON (``ServiceAnswer/encodedBody()``) writes the stored records of a
     /// page of changes without decoding them.
-    public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {
+    ///
+    /// - Parameter credential: The credential the request carries, in the
+    ///   host's terms, which a channel that `tokens/create` opens keeps
+    ///   (see ``openChannel(for:credential:)``).
+    public func answer(_ request: CloudRequest, as caller: Caller, credential: String? = nil) async throws
+        -> ServiceAnswer
+    {
         try NameRules.check(caller)
         try NameRules.check(request)
         switch request {
@@ -131,7 +137,7 @@ public final class RecordService: Sendable {
             }
             return ServiceAnswer(.user(UserIdentity(userRecordName: user)))
         case .createToken:
-            let token = try await openChannel(for: caller)
+            let token = try await openChannel(for: caller, credential: credential)
             return ServiceAnswer(
                 .token(
                     NotificationToken(

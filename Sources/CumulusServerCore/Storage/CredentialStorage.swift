@@ -221,7 +221,7 @@ extension CredentialTransaction {
         async throws -> Bool
     {
         guard try await createUser(named: name, recordName: recordName, container: container) else { return false }
-        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        let now = ServerTime.milliseconds(Date())
         try await saveUserToken(
             StoredUserToken(tokenHash: tokenHash, userRecordName: recordName, created: now, expires: nil),
             container: container)

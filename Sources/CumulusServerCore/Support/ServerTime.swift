@@ -21,6 +21,19 @@ public enum ServerTime {
         return carry ? (whole > 0 ? .max : .min) : total
     }
 
+    /// `seconds` as a duration of whole milliseconds, rounded by `rule`,
+    /// clamped to what `Int64` milliseconds hold; NaN is zero.
+    public static func duration(seconds: Double, rounding rule: FloatingPointRoundingRule = .down) -> Duration {
+        let value = (seconds * 1000).rounded(rule)
+        guard !value.isNaN else { return .zero }
+        return .milliseconds(Int64(exactly: value) ?? (value > 0 ? .max : .min))
+    }
+
+    /// The date `milliseconds` after 1970, as stores keep times.
+    public static func date(milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
     /// `later - earlier`, saturating: a stored time from a damaged row reads
     /// as long ago, never a trap.
     public static func elapsed(from earlier: Int64, to later: Int64) -> Int64 {

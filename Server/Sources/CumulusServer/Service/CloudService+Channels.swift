@@ -50,12 +50,6 @@ public enum ChannelCredential: Sendable, Hashable {
 }
 
 extension CloudService {
-    /// A new notification channel for `caller`, opened with `credential`
-    /// (see ``RecordService/openChannel(for:credential:)``).
-    public func createNotificationToken(for caller: Caller, credential: ChannelCredential?) async throws -> String {
-        try await rules.openChannel(for: caller, credential: credential?.stored)
-    }
-
     /// Whether the credential a channel was opened with still holds: a web
     /// auth token not revoked nor expired, of the channel's user, who is not
     /// blocked; an identity not blocked, whose issuer the container still

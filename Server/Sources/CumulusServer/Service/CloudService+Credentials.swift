@@ -259,7 +259,7 @@ extension CloudService {
         guard let ends = stored.previousTokenExpires, ends > ServerTime.milliseconds(rules.currentDate()) else {
             return .expired
         }
-        return .valid((), until: Date(timeIntervalSince1970: Double(ends) / 1000))
+        return .valid((), until: ServerTime.date(milliseconds: ends))
     }
 
     /// The user of a web auth token, and until when it works; an expired
@@ -279,7 +279,7 @@ extension CloudService {
         guard let token else { return .unknown }
         guard !blocked else { throw Self.blockedIdentity }
         guard !token.isExpired(at: ServerTime.milliseconds(rules.currentDate())) else { return .expired }
-        return .valid(token.userRecordName, until: token.expires.map { Date(timeIntervalSince1970: Double($0) / 1000) })
+        return .valid(token.userRecordName, until: token.expires.map(ServerTime.date(milliseconds:)))
     }
 
     /// The credential changes this service made or heard of, with the

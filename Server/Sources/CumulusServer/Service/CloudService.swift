@@ -119,8 +119,11 @@ public final class CloudService: CloudServing {
 
     /// Carries out one request for `caller` and answers it before it is
     /// written: a page of changes keeps the records as storage holds them.
-    public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {
-        try await rules.answer(request, as: caller)
+    /// A channel `tokens/create` opens keeps `credential`.
+    public func answer(_ request: CloudRequest, as caller: Caller, credential: ChannelCredential?) async throws
+        -> ServiceAnswer
+    {
+        try await rules.answer(request, as: caller, credential: credential?.stored)
     }
 
     // MARK: Assets

@@ -13,8 +13,12 @@ public protocol CloudServing: Sendable {
     func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse
 
     /// Carries out one request for `caller`, like ``perform(_:as:)``, and
-    /// answers it before it is written (see ``RecordService/answer(_:as:)``).
-    func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer
+    /// answers it before it is written (see
+    /// ``RecordService/answer(_:as:credential:)``). A channel that
+    /// `tokens/create` opens keeps `credential`: its polls end once the
+    /// credential no longer holds.
+    func answer(_ request: CloudRequest, as caller: Caller, credential: ChannelCredential?) async throws
+        -> ServiceAnswer
 
     /// The types the container's schema gives fields, for decoding fields
     /// sent without `type`.
@@ -66,11 +70,6 @@ public protocol CloudServing: Sendable {
     /// A new notification channel for `caller` (the `apnsToken` of
     /// `tokens/create`).
     func createNotificationToken(for caller: Caller) async throws -> String
-
-    /// A new notification channel for `caller`, opened with `credential`:
-    /// its polls end once the credential no longer holds. The default
-    /// ignores the credential.
-    func createNotificationToken(for caller: Caller, credential: ChannelCredential?) async throws -> String
 
     /// Waits until the channel has notifications after `cursor` (from the
     /// channel's creation when `nil`) or `timeout` passes, and returns them with the next
@@ -128,15 +127,15 @@ extension CloudServing {
 
     /// The response of ``perform(_:as:)``, for a service that answers
     /// nothing before it is written.
-    public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {
+    public func answer(_ request: CloudRequest, as caller: Caller, credential: ChannelCredential?) async throws
+        -> ServiceAnswer
+    {
         ServiceAnswer(try await perform(request, as: caller))
     }
-}
 
-extension CloudServing {
-    /// ``createNotificationToken(for:)``: a service whose credentials never
-    /// change has nothing to check.
-    public func createNotificationToken(for caller: Caller, credential: ChannelCredential?) async throws -> String {
-        try await createNotificationToken(for: caller)
+    /// ``answer(_:as:credential:)`` for a request whose credential a
+    /// channel need not keep.
+    public func answer(_ request: CloudRequest, as caller: Caller) async throws -> ServiceAnswer {
+        try await answer(request, as: caller, credential: nil)
     }
 }

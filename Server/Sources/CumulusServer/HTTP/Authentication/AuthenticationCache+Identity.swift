@@ -8,6 +8,8 @@ struct CachedIdentity: Sendable {
     let user: String
     /// The token's issuer.
     let issuer: String
+    /// The token's subject, the user's identifier at the issuer.
+    let subject: String
     /// What the issuer's configuration and keys were trusted as (see
     /// ``ConfiguredIssuer/trust(keys:)``).
     let trust: SHA256Digest

@@ -32,20 +32,21 @@ extension RequestAuthenticator {
         return token
     }
 
-    /// The record name of the user an identity token signs in as: from the
+    /// The record name of the user an identity token signs in as, with the
+    /// token's issuer and subject: from the
     /// cache while its issuer's configuration and keys are unchanged, else
     /// verified, signed in (created on first sight) and cached until the
     /// token expires at the latest. Failures are never cached; a token not
     /// in the cache meets `gate` before it is verified.
     func user(identityToken token: String, container: String, version: CredentialsVersion, gate: CredentialGate)
-        async throws -> String
+        async throws -> (user: String, issuer: String, subject: String)
     {
         await identityTokens.directory.synchronize(with: version)
         if let cached = cache.identity(token: token, container: container), now() < cached.expires,
             try await identityTokens.directory.currentTrust(issuer: cached.issuer, container: container)
                 == cached.trust
         {
-            return cached.user
+            return (cached.user, cached.issuer, cached.subject)
         }
         try gate.admit()
         let verified = try await identityTokens.verify(token, container: container)
@@ -54,10 +55,11 @@ extension RequestAuthenticator {
         if remaining > 0 {
             cache.rememberIdentity(
                 CachedIdentity(
-                    user: user, issuer: verified.identity.issuer, trust: verified.trust, expires: verified.expires),
-                token: token, container: container, remaining: .milliseconds(Int64(min(remaining, 86_400) * 1000)),
+                    user: user, issuer: verified.identity.issuer, subject: verified.identity.subject,
+                    trust: verified.trust, expires: verified.expires),
+                token: token, container: container, remaining: ServerTime.duration(seconds: min(remaining, 86_400)),
                 foundUnder: version)
         }
-        return user
+        return (user, verified.identity.issuer, verified.identity.subject)
     }
 }

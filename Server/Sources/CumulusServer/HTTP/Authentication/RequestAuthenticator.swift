@@ -9,6 +9,7 @@ import Hummingbird
 /// identity token), or a server-to-server key's signature. What the store confirms is kept in
 /// the ``AuthenticationCache``; a credential it does not hold meets the
 /// address's ``CredentialGate`` before the store or an issuer is asked.
+/// ``AuthenticationMiddleware`` runs it in front of every database route.
 struct RequestAuthenticator: Sendable {
     let service: any CloudServing
     let signatureDateTolerance: Duration
@@ -17,10 +18,45 @@ struct RequestAuthenticator: Sendable {
     let cache: AuthenticationCache
     /// Checks identity tokens against the container's issuers.
     let identityTokens: IdentityTokenVerifier
+    /// The bodies of signed requests held before their signature is checked.
+    let unauthenticatedBodies: UnauthenticatedBodyBudget
+    /// The largest request body.
+    let maximumBodySize: Int
 
-    static let keyIDHeader = HTTPField.Name("X-Apple-CloudKit-Request-KeyID")!
-    static let dateHeader = HTTPField.Name("X-Apple-CloudKit-Request-ISO8601Date")!
-    static let signatureHeader = HTTPField.Name("X-Apple-CloudKit-Request-SignatureV1")!
+    static let keyIDHeader = HTTPField.Name(CloudRequestSigning.keyIDHeader)!
+    static let dateHeader = HTTPField.Name(CloudRequestSigning.dateHeader)!
+    static let signatureHeader = HTTPField.Name(CloudRequestSigning.signatureHeader)!
+
+    /// Authenticates a database request: a signed one by its key and
+    /// signature (reading its body, which the signature covers, within the
+    /// budget of bodies held before authentication), any other by its
+    /// tokens.
+    ///
+    /// - Throws: ``HTTPFailure`` for a request whose credentials do not hold.
+    func authenticate(_ request: Request, route: DatabaseRoute, gate: CredentialGate) async throws
+        -> Authentication
+    {
+        if Self.isSigned(request) {
+            let pending = try await signature(
+                of: request, container: route.container, environment: route.environment, scope: route.scope,
+                gate: gate)
+            let limit = maximumBodySize
+            let declared = request.headers[.contentLength].flatMap { Int($0) }
+            if let declared, declared > limit { throw Request.tooLarge(limit: limit) }
+            // Without a length or a chunked encoding, an HTTP/1.1 request has no body.
+            let reserved = declared ?? (request.headers[.transferEncoding] == nil ? 0 : limit)
+            let body = try await unauthenticatedBodies.withReservation(of: reserved) {
+                try await request.collectBody(upTo: reserved)
+            }
+            let caller = try pending.verify(body: body, path: request.uri.path)
+            return Authentication(
+                route: route, caller: caller, credential: .serverKey(id: pending.keyID), signedBody: body)
+        }
+        let (caller, credential) = try await self.caller(
+            tokensOf: request, container: route.container, environment: route.environment, scope: route.scope,
+            gate: gate)
+        return Authentication(route: route, caller: caller, credential: credential, signedBody: nil)
+    }
 
     /// Whether the request is signed with a key rather than carrying tokens;
     /// a signed request's body is read before its signature is checked.
@@ -28,14 +64,15 @@ struct RequestAuthenticator: Sendable {
         request.headers[keyIDHeader] != nil
     }
 
-    /// The caller of a request that carries `ckAPIToken` and `ckWebAuthToken`;
-    /// with the API token alone, an anonymous reader of the public database.
-    /// A credential the cache does not know valid meets `gate` before it
-    /// is checked.
-    func caller(
+    /// The caller of a request that carries `ckAPIToken` and `ckWebAuthToken`
+    /// (or an identity token), and that credential as a notification
+    /// channel keeps it; with the API token alone, an anonymous reader of
+    /// the public database. A credential the cache does not know valid meets
+    /// `gate` before it is checked.
+    private func caller(
         tokensOf request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope,
         gate: CredentialGate
-    ) async throws -> Caller {
+    ) async throws -> (Caller, ChannelCredential?) {
         let query = request.uri.queryParameters
         guard let apiToken = query["ckAPIToken"].map(String.init) else {
             throw HTTPFailure(.authenticationFailed, "The request has no ckAPIToken.")
@@ -47,17 +84,25 @@ struct RequestAuthenticator: Sendable {
         }
         try await checkAPIToken(apiToken, container: container, version: version, gate: gate)
         if let identityToken = try Self.identityToken(of: request) {
-            let user = try await user(
+            let identity = try await user(
                 identityToken: identityToken, container: container, version: version, gate: gate)
-            return Caller(container: container, environment: environment, scope: scope, user: user)
+            return (
+                Caller(container: container, environment: environment, scope: scope, user: identity.user),
+                .identity(issuer: identity.issuer, subject: identity.subject)
+            )
         }
         guard let webAuthToken = query["ckWebAuthToken"].map(String.init), !webAuthToken.isEmpty else {
             // What an anonymous caller may do there (read) is the service's rule.
             guard scope == .public else { throw try await signedOut(container: container) }
-            return Caller(container: container, environment: environment, scope: scope, user: nil, anonymous: true)
+            return (
+                Caller(container: container, environment: environment, scope: scope, user: nil, anonymous: true), nil
+            )
         }
         let user = try await user(webAuthToken: webAuthToken, container: container, version: version, gate: gate)
-        return Caller(container: container, environment: environment, scope: scope, user: user)
+        return (
+            Caller(container: container, environment: environment, scope: scope, user: user),
+            .webAuthToken(hash: ServerSecrets.sha256Hex(webAuthToken))
+        )
     }
 
     /// What a request without a user answers where it needs one: it names
@@ -76,7 +121,7 @@ struct RequestAuthenticator: Sendable {
     /// The first half of a signed request's authentication, before its body
     /// is read: the headers, the date, the database and the key, so that a
     /// request that cannot succeed is answered without reading its body.
-    func signature(
+    private func signature(
         of request: Request, container: String, environment: CloudEnvironment, scope: DatabaseScope,
         gate: CredentialGate
     ) async throws -> PendingSignature {
@@ -101,22 +146,23 @@ struct RequestAuthenticator: Sendable {
             throw HTTPFailure(.authenticationFailed, "No such key for this container.")
         }
         return PendingSignature(
-            key: key, dateText: dateText, signatureText: signatureText,
+            keyID: keyID, key: key, dateText: dateText, signatureText: signatureText,
             caller: Caller(container: container, environment: environment, scope: scope, user: nil))
     }
 
     /// A signed request whose key is known, waiting for its body.
     struct PendingSignature {
+        let keyID: String
         let key: P256.Signing.PublicKey
         let dateText: String
         let signatureText: String
         let caller: Caller
 
-        /// The caller, once the signature of `{date}:{base64 SHA-256 of the
-        /// body}:{path}` is found good.
+        /// The caller, once the signature of the message
+        /// ``CloudRequestSigning`` defines is found good.
         func verify(body: [UInt8], path: String) throws -> Caller {
             let bodyHash = Data(SHA256.hash(data: body)).base64EncodedString()
-            let message = Data("\(dateText):\(bodyHash):\(path)".utf8)
+            let message = CloudRequestSigning.message(date: dateText, bodyHash: bodyHash, subpath: path)
             guard let signatureBytes = Data(base64Encoded: signatureText),
                 let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes),
                 key.isValidSignature(signature, for: message)
@@ -181,7 +227,7 @@ struct RequestAuthenticator: Sendable {
 
     /// How long a credential valid `until` may be trusted from now (`nil`: no end of its own).
     private func trust(_ until: Date?) -> Duration? {
-        until.map { .milliseconds(Int64(($0.timeIntervalSince(now()) * 1000).rounded(.down))) }
+        until.map { ServerTime.duration(seconds: $0.timeIntervalSince(now())) }
     }
 
     // MARK: Formats

@@ -43,7 +43,7 @@ struct TokenBucket: Sendable {
     private func wait(_ limit: RateLimit) -> Duration {
         guard limit.perSecond > 0 else { return .seconds(86_400) }
         let seconds = min(max(0, 1 - tokens) / limit.perSecond, 86_400)
-        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
+        return ServerTime.duration(seconds: seconds, rounding: .up)
     }
 
     private static func seconds(_ duration: Duration) -> Double {

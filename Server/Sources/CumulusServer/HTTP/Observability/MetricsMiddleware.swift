@@ -44,8 +44,7 @@ struct MetricsMiddleware<Context: Hummingbird.RequestContext>: RouterMiddleware 
     static func operation(of context: Context) -> String {
         guard let route = context.endpointPath, route.hasPrefix("/") else { return ServerMetrics.unmatched }
         guard route.hasPrefix("/database/") else { return route }
-        var name = "\(context.parameters.get("group") ?? "")/\(context.parameters.get("action") ?? "")"
-        if let detail = context.parameters.get("detail") { name += "/\(detail)" }
-        return CloudRoutes.operation(named: name)?.rawValue ?? "unknown"
+        return DatabaseRoute.operation(named: DatabaseRoute.operationName(in: context.parameters))?.rawValue
+            ?? "unknown"
     }
 }

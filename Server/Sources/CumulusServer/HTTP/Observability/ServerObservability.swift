@@ -153,7 +153,7 @@ final class ServerObservability: Sendable {
         guard let service = service as? CloudService, let store = service.storage as? any ChannelCensus else {
             return nil
         }
-        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        let now = ServerTime.milliseconds(Date())
         let (seconds, attoseconds) = service.rules.channelIdleLimit.components
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         let idle = overflow ? Int64.max : whole &+ attoseconds / 1_000_000_000_000_000
