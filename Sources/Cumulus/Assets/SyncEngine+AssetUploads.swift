@@ -32,32 +32,24 @@ extension SyncEngine {
         var withReceipts = Set<Int>()
         for index in operations.indices where !operations[index].type.isDelete {
             let record = operations[index].record
-            guard Self.hasAssets(record.fields) else { continue }
-            let held = heldAssets(of: record.recordName)
-            for position in record.fields.indices {
-                let (field, value) = record.fields[position]
-                let values: [(Int?, Asset)]
-                switch value {
-                case .asset(let asset): values = [(nil, asset)]
-                case .assetList(let list): values = list.enumerated().map { ($0.offset, $0.element) }
-                default: continue
+            let values = record.fields.assetValues
+            guard !values.isEmpty else { continue }
+            let held = replica.heldAssets(of: record.recordName)
+            for value in values {
+                let (field, place) = (value.field, value.position)
+                guard let checksum = value.asset.fileChecksum, value.asset.receipt == nil,
+                    !held.contains(FieldAsset(field: field, checksum: checksum))
+                else { continue }
+                if let receipt = assets.receipt(record: record.recordName, field: field, checksum: checksum) {
+                    operations[index].record.fields.setReceipt(receipt, field: field, position: place)
+                    withReceipts.insert(index)
+                } else if let file = assets.file(for: checksum) {
+                    uploads.append(
+                        AssetUpload(operation: index, field: field, position: place, checksum: checksum, file: file))
                 }
-                for (place, asset) in values {
-                    guard let checksum = asset.fileChecksum, asset.receipt == nil,
-                        !held.contains(Self.heldKey(field, checksum))
-                    else { continue }
-                    if let receipt = assets.receipt(record: record.recordName, field: field, checksum: checksum) {
-                        Self.setReceipt(receipt, in: &operations[index].record, field: field, position: place)
-                        withReceipts.insert(index)
-                    } else if let file = assets.file(for: checksum) {
-                        uploads.append(
-                            AssetUpload(operation: index, field: field, position: place, checksum: checksum, file: file)
-                        )
-                    }
-                    // Without the bytes here, the save goes with the checksum alone: the
-                    // server keeps an asset its field already holds (a save acknowledged
-                    // before a crash lost the acknowledgement), and refuses it otherwise.
-                }
+                // Without the bytes here, the save goes with the checksum alone: the
+                // server keeps an asset its field already holds (a save acknowledged
+                // before a crash lost the acknowledgement), and refuses it otherwise.
             }
         }
         if !uploads.isEmpty {
@@ -119,8 +111,8 @@ extension SyncEngine {
                 throw CloudError(.internalError, reason: "an asset upload answered no receipt")
             }
             assets.setReceipt(receipt, record: record.recordName, field: upload.field, checksum: upload.checksum)
-            Self.setReceipt(
-                receipt, in: &operations[upload.operation].record, field: upload.field, position: upload.position)
+            operations[upload.operation].record.fields.setReceipt(
+                receipt, field: upload.field, position: upload.position)
         }
     }
 
@@ -136,19 +128,9 @@ extension SyncEngine {
             return answer
         }
         let record = operation.record
-        for position in record.fields.indices {
-            let (field, value) = record.fields[position]
-            let values: [Asset]
-            switch value {
-            case .asset(let asset): values = [asset]
-            case .assetList(let list): values = list
-            default: continue
-            }
-            for asset in values where asset.receipt != nil {
-                if let checksum = asset.fileChecksum {
-                    assets.setReceipt(nil, record: record.recordName, field: field, checksum: checksum)
-                }
-            }
+        for value in record.fields.assetValues where value.asset.receipt != nil {
+            guard let checksum = value.asset.fileChecksum else { continue }
+            assets.setReceipt(nil, record: record.recordName, field: value.field, checksum: checksum)
         }
         if case .failure(let error) = answer, error.code == .badRequest || error.code == .expired,
             error.reason.contains("receipt")
@@ -167,61 +149,11 @@ extension SyncEngine {
         return refusal
     }
 
-    private static func setReceipt(_ receipt: String, in record: inout Record, field: String, position: Int?) {
-        switch (record.fields[field], position) {
-        case (.asset(var asset)?, nil):
-            asset.receipt = receipt
-            record.fields[field] = .asset(asset)
-        case (.assetList(var list)?, let position?) where list.indices.contains(position):
-            list[position].receipt = receipt
-            record.fields[field] = .assetList(list)
-        default:
-            preconditionFailure("Internal inconsistency: no asset in field \(field) of \(record.recordName)")
-        }
-    }
-
-    static func hasAssets(_ fields: RecordFields) -> Bool {
-        fields.indices.contains {
-            let type = fields.type(at: $0)
-            return type == .asset || type == .assetList
-        }
-    }
-
-    private static func heldKey(_ field: String, _ checksum: String) -> String { field + "\u{0}" + checksum }
-
-    /// The assets the server's version of the record holds, by field and checksum.
-    private func heldAssets(of name: String) -> Set<String> {
-        guard let version = replica.server[name], let record = try? version.record() else { return [] }
-        var held = Set<String>()
-        for position in record.fields.indices {
-            switch record.fields[position] {
-            case (let field, .asset(let asset)):
-                if let checksum = asset.fileChecksum { held.insert(Self.heldKey(field, checksum)) }
-            case (let field, .assetList(let list)):
-                for checksum in list.compactMap(\.fileChecksum) { held.insert(Self.heldKey(field, checksum)) }
-            default: continue
-            }
-        }
-        return held
-    }
-
     // MARK: Local copies
 
     /// The keys of the assets the pending saves hold: their local copies stay.
     func pendingAssetKeys() -> Set<String> {
-        var keys = Set<String>()
-        for change in replica.pending.values {
-            guard case .save(let record) = change.kind, Self.hasAssets(record.fields) else { continue }
-            for position in record.fields.indices {
-                switch record.fields[position].1 {
-                case .asset(let asset): if let checksum = asset.fileChecksum { keys.insert(AssetStore.key(checksum)) }
-                case .assetList(let list):
-                    for checksum in list.compactMap(\.fileChecksum) { keys.insert(AssetStore.key(checksum)) }
-                default: continue
-                }
-            }
-        }
-        return keys
+        Set(replica.pendingAssetChecksums.map(AssetStore.key))
     }
 
     /// Moves the local copies no pending save holds into the cache (the
