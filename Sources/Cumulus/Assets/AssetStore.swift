@@ -23,7 +23,7 @@ import Foundation
 /// - `pins.json`: the checksums of the pinned assets.
 ///
 /// (`@unchecked Sendable`: the paths are constants, and the mutable state
-/// (pins, receipts, claims) is read and written only while `lock` is held.)
+/// (pins, claims, fresh URLs) is read and written only while `lock` is held.)
 final class AssetStore: @unchecked Sendable {
     let root: URL
     let local: URL
@@ -33,8 +33,6 @@ final class AssetStore: @unchecked Sendable {
 
     private let lock = NSLock()
     private var pins: Set<String>
-    /// Receipts of uploads not yet saved, by record, field and checksum.
-    private var receipts: [String: String] = [:]
     /// The partial files downloads are writing.
     private var claimed: Set<String> = []
     /// Assets with a download URL fresher than the replica's.
@@ -268,7 +266,7 @@ final class AssetStore: @unchecked Sendable {
 
     private static let queue = DispatchQueue(label: "Cumulus.assets", attributes: .concurrent)
 
-    // MARK: Pins, receipts, fresh URLs
+    // MARK: Pins, fresh URLs
 
     func setPinned(_ checksum: String, _ pinned: Bool) throws {
         let key = Self.key(checksum)
@@ -283,18 +281,6 @@ final class AssetStore: @unchecked Sendable {
 
     func isPinned(_ checksum: String) -> Bool {
         lock.withLock { pins.contains(Self.key(checksum)) }
-    }
-
-    private static func receiptKey(_ record: String, _ field: String, _ checksum: String) -> String {
-        record + "\u{0}" + field + "\u{0}" + checksum
-    }
-
-    func receipt(record: String, field: String, checksum: String) -> String? {
-        lock.withLock { receipts[Self.receiptKey(record, field, checksum)] }
-    }
-
-    func setReceipt(_ receipt: String?, record: String, field: String, checksum: String) {
-        lock.withLock { receipts[Self.receiptKey(record, field, checksum)] = receipt }
     }
 
     /// Where the asset was last found with a fresh download URL.

@@ -179,59 +179,20 @@ extension SyncEngine {
     /// A record of the engine that holds the asset, with its download URL.
     func locate(_ asset: CloudAsset) throws -> AssetLocation {
         if let fresh = assets.freshLocation(asset.checksum) { return fresh }
-        let needle = Array(asset.checksum.utf8)
-        var candidates: [String] = []
-        var others: [String] = []
-        for (name, version) in replica.server {
-            if Self.contains(version.json, needle) {
-                candidates.append(name)
-            } else if Self.contains(version.json, Array("ASSETID".utf8)) {
-                others.append(name)
-            }
+        guard let location = replica.location(of: asset) else {
+            throw SyncEngineError(.assetUnavailable, "no record of this engine holds \(asset)")
         }
-        for name in candidates.sorted() + others.sorted() {
-            guard let record = try? replica.server[name]?.record() else { continue }
-            if let location = Self.location(of: asset, in: record) { return location }
-        }
-        throw SyncEngineError(.assetUnavailable, "no record of this engine holds \(asset)")
+        return location
     }
 
     /// Looks the record up again for a fresh download URL.
     private func lookUpAgain(_ asset: CloudAsset, _ stale: AssetLocation) async throws -> AssetLocation {
         let found = try await database.lookupRecords([stale.recordName], zoneID: zoneID, desiredKeys: [stale.field])
-        guard case .record(let record)? = found.first, let location = Self.location(of: asset, in: record) else {
+        guard case .record(let record)? = found.first, let location = AssetLocation(of: asset, in: record) else {
             throw SyncEngineError(.assetUnavailable, "record \(stale.recordName) no longer holds \(asset)")
         }
         assets.setFreshLocation(location, for: asset.checksum)
         return location
-    }
-
-    private static func location(of asset: CloudAsset, in record: Record) -> AssetLocation? {
-        for position in record.fields.indices {
-            let (field, value) = record.fields[position]
-            let values: [Asset]
-            switch value {
-            case .asset(let one): values = [one]
-            case .assetList(let list): values = list
-            default: continue
-            }
-            if let found = values.first(where: { $0.fileChecksum == asset.checksum && $0.downloadURL != nil }) {
-                return AssetLocation(recordName: record.recordName, field: field, value: found)
-            }
-        }
-        return nil
-    }
-
-    private static func contains(_ bytes: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty, bytes.count >= needle.count else { return false }
-        let first = needle[0]
-        var index = 0
-        let last = bytes.count - needle.count
-        while index <= last {
-            if bytes[index] == first, bytes[index..<index + needle.count].elementsEqual(needle) { return true }
-            index += 1
-        }
-        return false
     }
 
     private func trimCache(keeping key: String) {
@@ -239,11 +200,4 @@ extension SyncEngine {
         protected.insert(key)
         assets.evict(protecting: protected)
     }
-}
-
-/// Where an asset can be downloaded: a record of the engine that holds it.
-struct AssetLocation: Sendable {
-    var recordName: String
-    var field: String
-    var value: Asset
 }

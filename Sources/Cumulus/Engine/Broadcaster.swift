@@ -1,8 +1,7 @@
 import Foundation
 
 /// Hands every value to every current subscriber, each with a buffer of its
-/// own: the machinery under ``ModelChanges``, ``SyncEvents`` and
-/// ``AccountStatusUpdates``.
+/// own: the machinery under ``SyncStream``.
 ///
 /// Each operation is one step under `lock`: a subscriber is registered
 /// together with the replay of the latest value, and `yield` hands its value

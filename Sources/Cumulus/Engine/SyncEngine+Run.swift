@@ -293,10 +293,11 @@ extension SyncEngine {
             let event: SyncSession<Model>.Event
             // A page read ahead serves only a fetch that asks for it next.
             switch action {
-            case .persist, .persistBehind, .settleJournal, .publish, .release, .firstFetchCompleted, .status, .fetch:
+            case .persist, .persistBehind, .settleJournal, .publish, .release, .firstFetchCompleted, .status, .fetch,
+                .retireAssetCopies:
                 break
             case .checkAccount, .createZone, .markZone, .readZoneMarker, .send, .lookUp, .wait, .finish, .query,
-                .lookUpRecords:
+                .lookUpRecords, .findAssetFiles, .requestAssetUploads, .uploadAsset:
                 stopReadingAhead()
             }
             switch action {
@@ -322,6 +323,9 @@ extension SyncEngine {
             case .status(let status):
                 setStatus(status)
                 continue
+            case .retireAssetCopies:
+                retireAssetCopies()
+                continue
             case .wait(let delay):
                 return .wait(delay)
             case .finish(let error):
@@ -336,10 +340,16 @@ extension SyncEngine {
                 event = .zoneMarked(try await attempt { try await self.markZone() })
             case .readZoneMarker:
                 event = .zoneMarkerRead(try await attempt { try await self.readZoneMarker() })
+            case .findAssetFiles(let checksums):
+                event = .assetFilesFound(findAssetFiles(checksums))
+            case .requestAssetUploads(let requests):
+                event = try await requestAssetUploads(requests)
+            case .uploadAsset(let file, let target):
+                event = try await uploadAsset(file, to: target)
             case .send(let operations):
                 event = .sent(
                     try await attempt {
-                        try await self.modifyRecordsSendingAssets(operations)
+                        try await self.checkedDatabase.modifyRecords(operations, zoneID: self.zoneID, atomic: false)
                     })
             case .lookUp(let name):
                 event = .lookedUp(
@@ -354,32 +364,32 @@ extension SyncEngine {
             case .lookUpRecords(let names):
                 event = try await lookUpRecords(names)
             case .fetch(let request, let readAhead):
-                let answer = try await page(request)
-                if readAhead, case .success(.success(let page)?) = answer, page.moreComing,
-                    !page.records.isEmpty || page.syncToken != request.syncToken
-                {
-                    var next = request
-                    next.syncToken = page.syncToken
-                    startReadingAhead(next)
-                }
-                var prepared: [Replica<Model>.Fetched?] = []
-                if case .success(let result?) = answer {
-                    switch result {
-                    case .success(let page):
-                        prepared = try await Self.prepare(page.records)
-                        event = .fetched(.success(page), prepared: prepared)
-                    case .failure(let error):
-                        event = .fetched(.failure(error), prepared: [])
-                    }
-                } else {
-                    event = .fetched(answer.map { _ in nil }, prepared: [])
-                }
+                event = try await fetch(request, readAhead: readAhead)
             }
             // Cancellation stops the run at the answer; what was sent stays in doubt.
             try Task.checkCancellation()
             return .act(session.handle(event))
         }
         preconditionFailure("Internal inconsistency: actions without a request, wait or end")
+    }
+
+    /// One page of the zone's changes, its records prepared. With
+    /// `readAhead`, an answer that says more is coming starts the request
+    /// for the next page.
+    private func fetch(_ request: ZoneChangesRequest, readAhead: Bool) async throws -> SyncSession<Model>.Event {
+        let answer = try await page(request)
+        if readAhead, case .success(.success(let page)?) = answer, page.moreComing,
+            !page.records.isEmpty || page.syncToken != request.syncToken
+        {
+            var next = request
+            next.syncToken = page.syncToken
+            startReadingAhead(next)
+        }
+        guard case .success(let result?) = answer else { return .fetched(answer.map { _ in nil }, prepared: []) }
+        switch result {
+        case .success(let page): return .fetched(.success(page), prepared: try await Self.prepare(page.records))
+        case .failure(let error): return .fetched(.failure(error), prepared: [])
+        }
     }
 
     /// One page of the zone's changes: the one read ahead when it is the

@@ -5,13 +5,15 @@ import Foundation
 /// The engine's whole run as a value: the replica and the state of the run
 /// under way, and every decision about what to do next.
 ///
-/// The engine feeds it events (the account was checked, a batch was
-/// answered, a page arrived, a wait ended) and carries out the actions it
-/// returns, in order: make these effects durable, publish this, send this
-/// batch, fetch from this token, wait this long, finish. The engine decides
-/// nothing itself, so every decision can be tested, and simulated, without
-/// tasks or clocks. Each list of actions ends with at most one request or
-/// wait, whose outcome is the next event.
+/// The engine feeds it events (the account was checked, an asset was
+/// uploaded, a batch was answered, a page arrived, a wait ended) and
+/// carries out the actions it returns, in order: make these effects
+/// durable, publish this, upload this asset, send this batch, fetch from
+/// this token, wait this long, finish. The engine decides nothing itself,
+/// so every decision can be tested, and simulated, without tasks or
+/// clocks. Each list of actions ends with at most one request or wait,
+/// whose outcome is the next event. Assets are decided in
+/// `SyncSession+Assets.swift`.
 struct SyncSession<Model: CloudCodable>: Sendable {
     /// What the session needs of the engine's configuration.
     struct Settings: Sendable {
@@ -53,6 +55,14 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case zoneMarkerRead(Result<String?, CloudError>)
         /// The answer to the last batch.
         case sent(Result<[RecordResult], CloudError>)
+        /// The files this device has of the assets asked for, by checksum.
+        case assetFilesFound([String: URL])
+        /// The answer to `assets/upload`: where each asset's bytes go.
+        case assetUploadsRequested(Result<[AssetUploadTarget], CloudError>)
+        /// The answer to the upload of an asset's bytes: the asset with its receipt.
+        case assetUploaded(Result<Asset, CloudError>)
+        /// The asset's file could not be read, for this reason.
+        case assetFileUnreadable(String)
         /// A looked-up record, `nil` when the server has none.
         case lookedUp(Result<Record?, CloudError>)
         /// A page of the zone's changes (`nil`: the server answered no
@@ -81,6 +91,15 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case readZoneMarker
         /// Send one `records/modify` request.
         case send([RecordOperation])
+        /// Move the local copies of assets that no pending save holds any
+        /// more into the cache.
+        case retireAssetCopies
+        /// Find the files of these assets' bytes (by checksum) on this device.
+        case findAssetFiles([String])
+        /// Ask where to upload the bytes of assets (`assets/upload`).
+        case requestAssetUploads([AssetUploadRequest])
+        /// Send an asset's bytes from this file.
+        case uploadAsset(URL, AssetUploadTarget)
         /// Look up one record.
         case lookUp(recordName: String)
         /// Fetch one page of the zone's changes. With `readAhead`, an
@@ -150,7 +169,13 @@ struct SyncSession<Model: CloudCodable>: Sendable {
         case marker(Resume)
         /// The marker's epoch, after a sync token expired.
         case markerCheck
-        case answer([Replica<Model>.SentChange])
+        case answer(OutgoingBatch)
+        /// The files of the batch's assets to upload.
+        case assetFiles(OutgoingBatch)
+        /// Where to upload the batch's assets.
+        case assetUploadTargets(OutgoingBatch)
+        /// The upload of the batch's next asset.
+        case assetUpload(OutgoingBatch)
         /// A lookup of a conflict's record, the others to look up after it,
         /// and what the batch's answers left to do.
         case lookup(Replica<Model>.SentChange, rest: [Replica<Model>.SentChange], after: AnswerOutcome)
@@ -229,6 +254,9 @@ struct SyncSession<Model: CloudCodable>: Sendable {
     /// the signed-in user: once per engine, since a server may learn query
     /// subscriptions, or lose them, between launches.
     private(set) var publicSubscribed = false
+    /// The receipts of assets uploaded for saves the server has not
+    /// answered yet, in memory only (see ``OutgoingBatch``).
+    var assetReceipts: [ReceiptKey: String] = [:]
 
     init(replica: Replica<Model>, settings: Settings) {
         self.replica = replica
@@ -336,8 +364,16 @@ struct SyncSession<Model: CloudCodable>: Sendable {
             return zoneMarked(result, then: resume)
         case (.markerCheck, .zoneMarkerRead(let result)):
             return zoneMarkerRead(result)
-        case (.answer(let batch), .sent(let result)):
-            return answered(batch, result)
+        case (.answer(let outgoing), .sent(let result)):
+            return saved(result, for: outgoing)
+        case (.assetFiles(let outgoing), .assetFilesFound(let files)):
+            return assetFilesFound(files, for: outgoing)
+        case (.assetUploadTargets(let outgoing), .assetUploadsRequested(let result)):
+            return assetUploadsRequested(result, for: outgoing)
+        case (.assetUpload(let outgoing), .assetUploaded(let result)):
+            return assetUploaded(result, for: outgoing)
+        case (.assetUpload(let outgoing), .assetFileUnreadable(let reason)):
+            return assetFileUnreadable(reason, for: outgoing)
         case (.lookup(let change, let rest, let outcome), .lookedUp(let result)):
             switch result {
             case .failure(let error): return failed(error)
@@ -565,15 +601,17 @@ struct SyncSession<Model: CloudCodable>: Sendable {
 
     /// The next batch, made from what is pending now, in doubt in the
     /// journal before it leaves: a crash or a lost answer never makes the
-    /// engine treat a change that may have arrived as unsent.
+    /// engine treat a change that may have arrived as unsent. Its assets
+    /// go first (see ``sendWithAssets(_:)``).
     private mutating func nextBatch() -> [Action] {
         let batch = replica.nextBatch(limit: run?.batchSize ?? settings.batchSize)
         guard !batch.isEmpty else { return sendingDone() }
-        run?.awaiting = .answer(batch)
-        return [.persist(replica.send(batch)), .send(batch.map(\.operation))]
+        return [.persist(replica.send(batch)), .retireAssetCopies] + sendWithAssets(batch)
     }
 
-    private mutating func answered(_ batch: [Replica<Model>.SentChange], _ result: Result<[RecordResult], CloudError>)
+    /// The outcome of a batch: one result for each of its changes, or the
+    /// failure of the batch as a whole.
+    mutating func answered(_ batch: [Replica<Model>.SentChange], _ result: Result<[RecordResult], CloudError>)
         -> [Action]
     {
         let results: [RecordResult]
@@ -588,12 +626,6 @@ struct SyncSession<Model: CloudCodable>: Sendable {
             return failed(error)
         case .success(let answered):
             results = answered
-        }
-        guard results.count == batch.count else {
-            return finish(
-                CloudError(
-                    .internalError, reason: "the server answered \(results.count) results for \(batch.count) operations"
-                ))
         }
         let answers = replica.apply(results, for: batch)
         let outcome = AnswerOutcome(transient: answers.transient, zoneMissing: answers.zoneMissing)
