@@ -21,6 +21,34 @@ struct DocumentationTests {
         #expect(back.visited == nil)
     }
 
+    @Test("CloudCodable's module page: a note becomes a record and comes back")
+    func roundTrip() async throws {
+        let (record, note) = try await CloudCodableSnippets.roundTrip()
+        #expect(record.recordType == "Note")
+        #expect(record["title"] == .string("Groceries"))
+        #expect(note.title == "Groceries")
+        #expect(note.cloudIdentifier == record.recordName)
+    }
+
+    @Test("the field mapping article: each property becomes the field the table gives, and decodes back")
+    func fieldMapping() async throws {
+        let (record, back) = try await HowValuesMapToFieldsSnippets.fields()
+        #expect(record["mode"] == .string("ferry"))
+        #expect(record["days"] == .int64(2))
+        #expect(record["booked"] == .int64(1))
+        #expect(record["distance"] == .double(12.5))
+        #expect(record["start"]?.type == .timestamp)
+        if case .timestamp(let start) = record["start"] {
+            #expect((start.timeIntervalSince1970 * 1000).rounded() == 1_767_225_600_123)
+        }
+        #expect(record["tags"] == .stringList(["bay", "sea"]))
+        #expect(record["stops"] == .bytes(Data(#"[{"minutes":20,"name":"Pier 39"}]"#.utf8)))
+        #expect(record["note"] == nil)
+        #expect(back.stops == [HowValuesMapToFieldsSnippets.Trip.Stop(name: "Pier 39", minutes: 20)])
+        #expect(back.tags == ["bay", "sea"])
+        #expect((back.start.timeIntervalSince1970 * 1000).rounded() == 1_767_225_600_123)
+    }
+
     @Test("the README's sharing example: alice shares an album with bob and carol; bob accepts, syncs and leaves")
     func sharing() async throws {
         let share = try await READMESnippets.sharing()
