@@ -78,6 +78,22 @@ struct DocumentationTests {
         #expect(picture == Data(repeating: 7, count: 2_000_000))
     }
 
+    @Test("the sharing article: alice shares an album with bob, by address, and carol; bob accepts, syncs and leaves")
+    func sharingArticle() async throws {
+        let share = try await SharingSnippets.sharing()
+        #expect(share.title == "Trip")
+        #expect(share.shortGUID != nil)
+        #expect(share.participants.map(\.role) == [.owner, .user, .user])
+        #expect(share.participants.map(\.permission) == [.readWrite, .readWrite, .readOnly])
+        #expect(share.ownerName?.displayName == "Alice Example")
+    }
+
+    @Test("the references article: deleting the album deletes its clipping on the clippings' engine")
+    func referencesArticle() async throws {
+        let left = try await ReferencesSnippets.references()
+        #expect(left.isEmpty)
+    }
+
     @Test("the photos article: the tablet downloads the picture's bytes; deleting the album deletes the photo")
     func photosArticle() async throws {
         let (received, left) = try await PhotosAndFilesSnippets.photos()
