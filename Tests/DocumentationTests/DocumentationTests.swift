@@ -21,6 +21,11 @@ struct DocumentationTests {
         #expect(back.visited == nil)
     }
 
+    @Test("the README's engines: a landmark uploaded on the phone arrives in the laptop's changes")
+    func changeArriving() async throws {
+        #expect(try await READMESnippets.changeArriving() == ["Ferry Building"])
+    }
+
     @Test("CloudCodable's module page: a note becomes a record and comes back")
     func roundTrip() async throws {
         let (record, note) = try await CloudCodableSnippets.roundTrip()
@@ -47,35 +52,6 @@ struct DocumentationTests {
         #expect(back.stops == [HowValuesMapToFieldsSnippets.Trip.Stop(name: "Pier 39", minutes: 20)])
         #expect(back.tags == ["bay", "sea"])
         #expect((back.start.timeIntervalSince1970 * 1000).rounded() == 1_767_225_600_123)
-    }
-
-    @Test("the README's sharing example: alice shares an album with bob and carol; bob accepts, syncs and leaves")
-    func sharing() async throws {
-        let share = try await READMESnippets.sharing()
-        #expect(share.title == "Holidays")
-        #expect(share.shortGUID != nil)
-        #expect(share.participants.map(\.role) == [.owner, .user, .user])
-        #expect(share.participants.map(\.permission) == [.readWrite, .readWrite, .readOnly])
-        #expect(share.ownerName?.displayName == "Alice Example")
-    }
-
-    @Test("the README's references example: deleting the album deletes its clipping on the clippings' engine")
-    func references() async throws {
-        let left = try await READMESnippets.references()
-        #expect(left.isEmpty)
-    }
-
-    @Test("the README's public board: a reader without a user sees alice's post; bob's edit of it is refused")
-    func publicBoard() async throws {
-        let (posts, refused) = try await READMESnippets.publicBoard()
-        #expect(posts.map(\.text) == ["Hello, everyone"])
-        #expect(refused?.code == .accessDenied)
-    }
-
-    @Test("the README's photos example: the laptop downloads the phone's picture with its bytes")
-    func photosAndFiles() async throws {
-        let picture = try await READMESnippets.photosAndFiles()
-        #expect(picture == Data(repeating: 7, count: 2_000_000))
     }
 
     @Test("the sharing article: alice shares an album with bob, by address, and carol; bob accepts, syncs and leaves")
