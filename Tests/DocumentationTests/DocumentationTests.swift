@@ -21,33 +21,53 @@ struct DocumentationTests {
         #expect(back.visited == nil)
     }
 
-    @Test("the README's sharing example: alice shares an album with bob and carol; bob accepts, syncs and leaves")
-    func sharing() async throws {
-        let share = try await READMESnippets.sharing()
-        #expect(share.title == "Holidays")
+    @Test("the README's engines: a landmark uploaded on the phone arrives in the laptop's changes")
+    func changeArriving() async throws {
+        #expect(try await READMESnippets.changeArriving() == ["Ferry Building"])
+    }
+
+    @Test("CloudCodable's module page: a note becomes a record and comes back")
+    func roundTrip() async throws {
+        let (record, note) = try await CloudCodableSnippets.roundTrip()
+        #expect(record.recordType == "Note")
+        #expect(record["title"] == .string("Groceries"))
+        #expect(note.title == "Groceries")
+        #expect(note.cloudIdentifier == record.recordName)
+    }
+
+    @Test("the field mapping article: each property becomes the field the table gives, and decodes back")
+    func fieldMapping() async throws {
+        let (record, back) = try await HowValuesMapToFieldsSnippets.fields()
+        #expect(record["mode"] == .string("ferry"))
+        #expect(record["days"] == .int64(2))
+        #expect(record["booked"] == .int64(1))
+        #expect(record["distance"] == .double(12.5))
+        #expect(record["start"]?.type == .timestamp)
+        if case .timestamp(let start) = record["start"] {
+            #expect((start.timeIntervalSince1970 * 1000).rounded() == 1_767_225_600_123)
+        }
+        #expect(record["tags"] == .stringList(["bay", "sea"]))
+        #expect(record["stops"] == .bytes(Data(#"[{"minutes":20,"name":"Pier 39"}]"#.utf8)))
+        #expect(record["note"] == nil)
+        #expect(back.stops == [HowValuesMapToFieldsSnippets.Trip.Stop(name: "Pier 39", minutes: 20)])
+        #expect(back.tags == ["bay", "sea"])
+        #expect((back.start.timeIntervalSince1970 * 1000).rounded() == 1_767_225_600_123)
+    }
+
+    @Test("the sharing article: alice shares an album with bob, by address, and carol; bob accepts, syncs and leaves")
+    func sharingArticle() async throws {
+        let share = try await SharingSnippets.sharing()
+        #expect(share.title == "Trip")
         #expect(share.shortGUID != nil)
         #expect(share.participants.map(\.role) == [.owner, .user, .user])
         #expect(share.participants.map(\.permission) == [.readWrite, .readWrite, .readOnly])
         #expect(share.ownerName?.displayName == "Alice Example")
     }
 
-    @Test("the README's references example: deleting the album deletes its clipping on the clippings' engine")
-    func references() async throws {
-        let left = try await READMESnippets.references()
+    @Test("the references article: deleting the album deletes its clipping on the clippings' engine")
+    func referencesArticle() async throws {
+        let left = try await ReferencesSnippets.references()
         #expect(left.isEmpty)
-    }
-
-    @Test("the README's public board: a reader without a user sees alice's post; bob's edit of it is refused")
-    func publicBoard() async throws {
-        let (posts, refused) = try await READMESnippets.publicBoard()
-        #expect(posts.map(\.text) == ["Hello, everyone"])
-        #expect(refused?.code == .accessDenied)
-    }
-
-    @Test("the README's photos example: the laptop downloads the phone's picture with its bytes")
-    func photosAndFiles() async throws {
-        let picture = try await READMESnippets.photosAndFiles()
-        #expect(picture == Data(repeating: 7, count: 2_000_000))
     }
 
     @Test("the photos article: the tablet downloads the picture's bytes; deleting the album deletes the photo")

@@ -16,12 +16,12 @@ enum GettingStartedSnippets {
     }
 
     static func example() async throws {
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:44
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:46
         let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
         let directory = support.appending(path: "Notes")
         let database = InMemoryCloudServer().database(signedInAs: "alice")
         let engine = try await SyncEngine<Note>(database: database, directory: directory)
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:66
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:69
         Task {
             for await change in engine.changes {
                 switch change {
@@ -30,21 +30,21 @@ enum GettingStartedSnippets {
                 }
             }
         }
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:81
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:84
         try await engine.waitForFirstFetch()
         print(await engine.models.count, "notes")
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:101
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:104
         let groceries = Note(title: "Groceries")
         try await engine.upload(groceries)
         try await engine.delete(identifiers: [groceries.cloudIdentifier])
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:118
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:121
         do {
             try await engine.sync(.singleAttempt)
         } catch let error as CloudError where error.isTransient {
             print("offline; the changes stay queued:", error)
         }
         try? await engine.sync(SyncOptions(timeout: .seconds(10)))
-        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:137
+        // Sources/Cumulus/Cumulus.docc/GettingStarted.md:141
         await engine.close()
     }
 }

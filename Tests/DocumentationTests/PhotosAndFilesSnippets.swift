@@ -6,14 +6,14 @@ import CumulusTesting
 import Foundation
 
 enum PhotosAndFilesSnippets {
-    // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:18
+    // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:22
     struct Album: CloudCodable, Identifiable {
         var id: String
         var name: String
         var cloudMetadata: RecordMetadata?
     }
 
-    // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:18
+    // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:22
     struct Photo: CloudCodable, Identifiable {
         var id: String
         var album: CloudReference<Album>  // deleting the album deletes the photo
@@ -22,7 +22,7 @@ enum PhotosAndFilesSnippets {
     }
 
     static func photos() async throws -> (received: Data, left: [Photo]) {
-        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:18
+        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:22
         let server = InMemoryCloudServer()
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let library = SyncConfiguration(zoneName: "Library")  // one zone for both types
@@ -41,26 +41,32 @@ enum PhotosAndFilesSnippets {
             Photo(id: "dunes", album: CloudReference(trip, action: .deleteSelf), picture: CloudAsset(data: bytes)))
         try await albums.sync()
         try await photos.sync()
-        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:67
+        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:75
         let file = root.appending(path: "beach.jpg")
         try bytes.write(to: file)
         let beach = Photo(
             id: "beach", album: CloudReference(trip, action: .deleteSelf),
             picture: try await photos.asset(contentsOf: file))
         try await photos.upload(beach)
-        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:81
+        try await photos.sync()
+        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:93
+        var tabletConfiguration = SyncConfiguration(zoneName: "Library")
+        tabletConfiguration.assetCacheLimit = 100_000_000  // bytes of downloads kept
         let tablet = try await SyncEngine<Photo>(
             database: server.database(signedInAs: "alice"), directory: root.appending(path: "Tablet"),
-            configuration: library)
+            configuration: tabletConfiguration)
         try await tablet.sync()
         let dunes = await tablet.model(withIdentifier: "dunes")!
         for try await update in tablet.download(dunes.picture) {
-            if case .progress(let completed, let total) = update { print("\(completed) of \(total) bytes") }
+            switch update {
+            case .progress(let completed, let total): print("\(completed) of \(total) bytes")
+            case .finished(let file): print("downloaded to \(file.path)")
+            }
         }
         try await tablet.pin(dunes.picture)  // kept whatever the cache's limit
-        let received = try await tablet.data(for: dunes.picture)
+        let received = try await tablet.data(for: dunes.picture)  // from the cache now
         await tablet.close()
-        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:102
+        // Sources/Cumulus/Cumulus.docc/PhotosAndFiles.md:121
         try await albums.delete([trip])
         try await albums.sync()  // the server deletes the photo with its album
         try await photos.sync()  // `photos.changes` gets .deleted(["dunes"])

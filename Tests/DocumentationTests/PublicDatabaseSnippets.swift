@@ -6,7 +6,7 @@ import CumulusTesting
 import Foundation
 
 enum PublicDatabaseSnippets {
-    // Sources/Cumulus/Cumulus.docc/PublicDatabase.md:15
+    // Sources/Cumulus/Cumulus.docc/PublicDatabase.md:20
     struct Notice: CloudCodable, Identifiable {
         var id: String
         var text: String
@@ -14,7 +14,7 @@ enum PublicDatabaseSnippets {
     }
 
     static func board() async throws -> (seen: [String], refused: CloudError?) {
-        // Sources/Cumulus/Cumulus.docc/PublicDatabase.md:15
+        // Sources/Cumulus/Cumulus.docc/PublicDatabase.md:20
         let server = InMemoryCloudServer()
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let alice = try await SyncEngine<Notice>(

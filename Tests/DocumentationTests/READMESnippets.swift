@@ -6,7 +6,7 @@ import CumulusTesting
 import Foundation
 
 enum READMESnippets {
-    // README.md:63
+    // README.md:68
     struct Landmark: CloudCodable, Identifiable {
         var id = UUID()  // becomes the record name
         var name: String
@@ -15,65 +15,8 @@ enum READMESnippets {
         var cloudMetadata: RecordMetadata?  // nil until the server has the record
     }
 
-    // README.md:230
-    struct LandmarkV2: CloudCodable, Identifiable {
-        static var cloudRecordType: String { "Landmark" }  // the records of version 1's `Landmark`
-        var id = UUID()
-        var name: String
-        var tags: [String] = []
-        var visited: Date? = nil
-        var rating: Int? = nil  // new: older records read as nil, older versions never clear it
-        var cloudMetadata: RecordMetadata?
-    }
-
-    // README.md:255
-    struct Album: CloudCodable, Identifiable {
-        var id: String
-        var name: String
-        var cloudMetadata: RecordMetadata?
-    }
-
-    // README.md:255
-    struct Photo: CloudCodable, Identifiable {
-        var id: String
-        var albumID: String
-        var caption: String
-        var cloudMetadata: RecordMetadata?
-        var cloudParentIdentifier: String? { albumID }  // the record's parent
-    }
-
-    // README.md:308
-    struct Picture: CloudCodable, Identifiable {
-        var id: String
-        var caption: String
-        var image: CloudAsset
-        var cloudMetadata: RecordMetadata?
-    }
-
-    // README.md:373
-    struct Clipping: CloudCodable, Identifiable {
-        var id: String
-        var album: CloudReference<Album>  // deleting the album deletes the clipping
-        var alsoIn: [CloudReference<Album>] = []
-        var cloudMetadata: RecordMetadata?
-    }
-
-    // README.md:511
-    struct Post: CloudCodable, Identifiable {
-        var id: String
-        var text: String
-        var cloudMetadata: RecordMetadata?
-    }
-
-    // README.md:826
-    /// The app's record of its Sign in with Apple credential.
-    actor AppleSignIn {
-        var identityToken: String?  // the credential's `identityToken` as text; nil while signed out
-        func renew() async throws {}  // gets a fresh identity token from the provider
-    }
-
     static func quickStart() async throws -> (record: Record, back: Landmark) {
-        // README.md:63
+        // README.md:68
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
 
         let record = try RecordEncoder().encode(landmark)
@@ -86,170 +29,35 @@ enum READMESnippets {
         return (record: record, back: back)
     }
 
-    static func syncing() async throws {
-        // README.md:99
-        let database = InMemoryCloudServer().database(signedInAs: "alice")
-        let directory = FileManager.default.temporaryDirectory.appending(path: "Landmarks")
-        let engine = try await SyncEngine<Landmark>(database: database, directory: directory)
-
-        Task {
-            for await change in engine.changes {  // every reader gets every change, once
-                switch change {
-                case .updated(let landmarks): print("changed:", landmarks.map(\.name))
-                case .deleted(let identifiers): print("deleted:", identifiers)
-                }
-            }
-        }
-
-        let ferryBuilding = Landmark(name: "Ferry Building")
-        try await engine.upload(ferryBuilding)  // returns once the change is on disk
-        try await engine.delete([ferryBuilding])  // cancels a queued upload, or deletes on the server
-        try await engine.sync()  // send what is pending, fetch, return when caught up
-        await engine.close()  // finish the journal's writes and release the directory
-    }
-
-    static func belongTogether() async throws {
-        // README.md:255
-        let library = InMemoryCloudServer().database(signedInAs: "alice")
-        let shared = SyncConfiguration(zoneName: "Library")
-        let root = FileManager.default.temporaryDirectory
-        let albums = try await SyncEngine<Album>(
-            database: library, directory: root.appending(path: "Albums"), configuration: shared)
-        let photos = try await SyncEngine<Photo>(
-            database: library, directory: root.appending(path: "Photos"), configuration: shared)
-
-        try await albums.upload(Album(id: "a1", name: "Holidays"))
-        try await photos.upload(Photo(id: "p1", albumID: "a1", caption: "Beach"))
-        // Deleting an album leaves its photos; an app that wants them gone deletes them too.
-        let inAlbum = await photos.models.filter { $0.albumID == "a1" }
-        try await albums.delete(identifiers: ["a1"])
-        try await photos.delete(inAlbum)
-        await albums.close()
-        await photos.close()
-    }
-
-    static func photosAndFiles() async throws -> Data {
-        // README.md:308
-        let pictureServer = InMemoryCloudServer()
-        let here = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
-        let phone = try await SyncEngine<Picture>(
-            database: pictureServer.database(signedInAs: "alice"), directory: here.appending(path: "Phone"))
-        let bytes = Data(repeating: 7, count: 2_000_000)
-        try await phone.upload(Picture(id: "dunes", caption: "Dunes", image: CloudAsset(data: bytes)))
-        try await phone.sync()
-
-        var laptopConfiguration = SyncConfiguration()
-        laptopConfiguration.assetCacheLimit = 100_000_000  // bytes of downloads kept
-        let laptop = try await SyncEngine<Picture>(
-            database: pictureServer.database(signedInAs: "alice"), directory: here.appending(path: "Laptop"),
-            configuration: laptopConfiguration)
-        try await laptop.sync()
-        let dunes = await laptop.model(withIdentifier: "dunes")!
-        for try await update in laptop.download(dunes.image) {
-            switch update {
-            case .progress(let completed, let total): print("\(completed) of \(total) bytes")
-            case .finished(let file): print("downloaded to \(file.path)")
-            }
-        }
-        let picture = try await laptop.data(for: dunes.image)  // from the cache now
-        await phone.close()
-        await laptop.close()
-        return picture
-    }
-
-    static func references() async throws -> [Clipping] {
-        // README.md:373
-        let database = InMemoryCloudServer().database(signedInAs: "alice")
-        let library = SyncConfiguration(zoneName: "Library")  // references stay in one zone
+    static func changeArriving() async throws -> [String] {
+        // README.md:100
+        let server = InMemoryCloudServer()
         let folder = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
-        let albums = try await SyncEngine<Album>(
-            database: database, directory: folder.appending(path: "Albums"), configuration: library)
-        let clippings = try await SyncEngine<Clipping>(
-            database: database, directory: folder.appending(path: "Clippings"), configuration: library)
+        let phone = try await SyncEngine<Landmark>(
+            database: server.database(signedInAs: "alice"), directory: folder.appending(path: "Phone"))
+        let laptop = try await SyncEngine<Landmark>(
+            database: server.database(signedInAs: "alice"), directory: folder.appending(path: "Laptop"))
+        let arriving = laptop.changes  // a reader of every change from now on, each once
 
-        let holidays = Album(id: "a1", name: "Holidays")
-        try await albums.upload(holidays)
-        try await clippings.upload(Clipping(id: "p1", album: CloudReference(holidays, action: .deleteSelf)))
-        try await albums.sync()
-        try await clippings.sync()
+        try await phone.upload(Landmark(name: "Ferry Building"))  // returns once the change is on disk
+        try await phone.sync()  // send what is pending, fetch, return when caught up
+        try await laptop.sync()  // engines also sync on their own; this one is asked to now
 
-        try await albums.delete([holidays])
-        try await albums.sync()  // the server deletes p1 with its album
-        try await clippings.sync()  // `clippings.changes` gets .deleted(["p1"])
-        let left = await clippings.models  // []
-        await albums.close()
-        await clippings.close()
-        return left
-    }
-
-    static func sharing() async throws -> Share {
-        // README.md:425
-        let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
-        let server = InMemoryCloudServer()
-        try await server.setEmailAddress("bob@example.com", forUser: "bob")
-        // On the record server a name comes from the identity token or `cumulus user add --display-name`.
-        try await server.setName(UserNameComponents(givenName: "Alice", familyName: "Example"), forUser: "alice")
-        let aliceDatabase = server.database(signedInAs: "alice")
-        let albumsConfiguration = SyncConfiguration(zoneName: "Library")
-        let aliceAlbums = try await SyncEngine<Album>(
-            database: aliceDatabase, directory: root.appending(path: "AliceAlbums"), configuration: albumsConfiguration)
-        let holidays = Album(id: "a2", name: "Holidays")
-        try await aliceAlbums.upload(holidays)
-        try await aliceAlbums.sync()  // a model is shared once the server has it
-
-        var share = try await aliceAlbums.share(
-            holidays, title: "Holidays",
-            participants: [ShareParticipant(lookupInfo: .email("bob@example.com"), permission: .readWrite)])
-        // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
-        share.addParticipant(.user("carol"), permission: .readOnly)
-        share = try await aliceAlbums.saveShare(share)
-        // README.md:453
-        let bobPublic = server.database(scope: .public, signedInAs: "bob")
-        let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
-        let owner = invitation.ownerName?.displayName ?? "Someone"  // "Alice Example"
-        print("\(owner) shares \(invitation.title ?? "an album") with you", invitation.participantPermission)
-        let accepted = try await bobPublic.accept(invitation)
-        let bobAlbums = try await SyncEngine<Album>(
-            database: server.database(scope: .shared, signedInAs: "bob"), directory: root.appending(path: "BobAlbums"),
-            configuration: SyncConfiguration(sharedZone: accepted.zoneID))
-        try await bobAlbums.sync()  // bob now holds alice's album
-        try await bobAlbums.leave(Share(accepted.share)!)  // alice keeps it; bob's copy goes at the next sync
-        await bobAlbums.close()
-        await aliceAlbums.close()
-        return share
-    }
-
-    static func publicBoard() async throws -> (posts: [Post], refused: CloudError?) {
-        // README.md:511
-        let board = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
-        let server = InMemoryCloudServer()
-        let alice = try await SyncEngine<Post>(
-            database: server.database(scope: .public, signedInAs: "alice"), directory: board.appending(path: "Alice"))
-        try await alice.upload(Post(id: "p1", text: "Hello, everyone"))
-        try await alice.sync()
-
-        // Nobody signed in: the engine reads with the API token alone.
-        let reader = try await SyncEngine<Post>(
-            database: server.database(scope: .public, signedInAs: nil), directory: board.appending(path: "Reader"))
-        try await reader.sync()
-        let posts = await reader.models  // alice's post
-
-        // Bob reads alice's post, and may not change it.
-        let bob = try await SyncEngine<Post>(
-            database: server.database(scope: .public, signedInAs: "bob"), directory: board.appending(path: "Bob"))
-        try await bob.sync()
-        var post = await bob.model(withIdentifier: "p1")!
-        post.text = "Bob was here"
-        try await bob.upload(post)
-        try await bob.sync()  // the refusal is reported, not thrown
-        let refused = await bob.refusedChanges["p1"]  // ACCESS_DENIED
-        try await bob.discardChanges(identifiers: ["p1"])  // back to alice's version
-        for engine in [alice, reader, bob] { await engine.close() }
-        return (posts: posts, refused: refused)
+        var arrived: [String] = []
+        for await change in arriving {
+            switch change {
+            case .updated(let landmarks): arrived = landmarks.map(\.name)  // ["Ferry Building"]
+            case .deleted(let identifiers): print("deleted:", identifiers)
+            }
+            break  // one change is all this example waits for
+        }
+        await phone.close()  // finish the journal's writes and release the directory
+        await laptop.close()
+        return arrived
     }
 
     static func remote() async throws {
-        // README.md:782
+        // README.md:146
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
@@ -260,22 +68,5 @@ enum READMESnippets {
         let synced = try await SyncEngine<Landmark>(
             database: remote, directory: FileManager.default.temporaryDirectory.appending(path: "Remote"))
         try await synced.sync()
-    }
-
-    static func identityTokens() async throws {
-        // README.md:826
-        let signIn = AppleSignIn()
-        let identified = RemoteCloudDatabase(
-            configuration: RemoteCloudDatabase.Configuration(
-                baseURL: URL(string: "http://127.0.0.1:8080")!, container: "iCloud.com.example.notes"),
-            credentials: .identity(
-                apiToken: "…",  // from `cumulus container add`
-                token: IdentityTokenProvider { refresh in
-                    if refresh { try await signIn.renew() }
-                    return await signIn.identityToken
-                }))
-        let notes = try await SyncEngine<Landmark>(
-            database: identified, directory: FileManager.default.temporaryDirectory.appending(path: "Identified"))
-        try await notes.sync()
     }
 }

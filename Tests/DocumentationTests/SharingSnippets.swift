@@ -6,42 +6,54 @@ import CumulusTesting
 import Foundation
 
 enum SharingSnippets {
-    // Sources/Cumulus/Cumulus.docc/Sharing.md:21
+    // Sources/Cumulus/Cumulus.docc/Sharing.md:27
     struct Album: CloudCodable, Identifiable {
         var id: String
         var name: String
         var cloudMetadata: RecordMetadata?
     }
 
-    static func example() async throws {
-        // Sources/Cumulus/Cumulus.docc/Sharing.md:21
+    static func sharing() async throws -> Share {
+        // Sources/Cumulus/Cumulus.docc/Sharing.md:27
         let server = InMemoryCloudServer()
+        try await server.setEmailAddress("bob@example.com", forUser: "bob")
+        // On the record server a name comes from the identity token or `cumulus user add --display-name`.
+        try await server.setName(UserNameComponents(givenName: "Alice", familyName: "Example"), forUser: "alice")
         let root = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let albums = try await SyncEngine<Album>(
             database: server.database(signedInAs: "alice"), directory: root.appending(path: "Albums"))
         let trip = Album(id: "trip", name: "Trip")
         try await albums.upload(trip)
-        try await albums.sync()
+        try await albums.sync()  // a model is shared once the server has it
 
         var share = try await albums.share(
-            trip, title: "Trip", participants: [ShareParticipant(lookupInfo: .user("bob"), permission: .readOnly)])
-        share.setPermission(.readWrite) { $0.isUser("bob") }
+            trip, title: "Trip",
+            participants: [ShareParticipant(lookupInfo: .email("bob@example.com"), permission: .readOnly)])
+        // share.url is the link to send, when the server was given its address (`cumulus serve --public-url`).
+        share.addParticipant(.user("carol"), permission: .readOnly)
+        share.setPermission(.readWrite) { $0.isUser(emailAddress: "bob@example.com") }
         share = try await albums.saveShare(share)
-        // Sources/Cumulus/Cumulus.docc/Sharing.md:53
+        // Sources/Cumulus/Cumulus.docc/Sharing.md:71
         let bobPublic = server.database(scope: .public, signedInAs: "bob")
         let invitation = try await bobPublic.shareMetadata(shortGUID: share.shortGUID!)
-        print("\(invitation.ownerName?.displayName ?? "Someone") shares \(invitation.title ?? "an album")")
+        let owner = invitation.ownerName?.displayName ?? "Someone"  // "Alice Example"
+        print("\(owner) shares \(invitation.title ?? "an album") with you", invitation.participantPermission)
         let accepted = try await bobPublic.accept(invitation)
         let shared = try await SyncEngine<Album>(
             database: server.database(scope: .shared, signedInAs: "bob"), directory: root.appending(path: "Shared"),
             configuration: SyncConfiguration(sharedZone: accepted.zoneID))
-        try await shared.sync()
-        // Sources/Cumulus/Cumulus.docc/Sharing.md:94
+        try await shared.sync()  // bob now holds alice's album
+        // Sources/Cumulus/Cumulus.docc/Sharing.md:108
         let bobShared = server.database(scope: .shared, signedInAs: "bob")
         print(try await bobShared.acceptedSharedZones().map(\.zoneName))
         for await zones in bobShared.sharedZoneUpdates() {
             print("shared with bob:", zones.map(\.zoneName))
             break
         }
+        // Sources/Cumulus/Cumulus.docc/Sharing.md:125
+        try await shared.leave(Share(accepted.share)!)  // alice keeps it; bob's copy goes at the next sync
+        await shared.close()
+        await albums.close()
+        return share
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// Appends JSON text to a byte buffer, fast.
 ///
 /// The writer does not check structure: the caller writes the punctuation
-/// with ``appendRaw(_:)`` and the values with the typed methods, which quote,
+/// with `appendRaw(_:)` and the values with the typed methods, which quote,
 /// escape and format. It is the building block of the record wire form
 /// (``writeRecord(_:)``) and of the request bodies around it.
 ///

@@ -12,7 +12,7 @@ import Foundation
 /// there. The reader accepts what CloudKit and other clients send: keys in
 /// any order, unknown keys (skipped), whitespace, `value` before `type`,
 /// integers as strings (`numbersAsStrings`), and entries of deleted records
-/// (``decodeRecordEntry(from:)``). It is strict about JSON itself
+/// (`decodeRecordEntry(from:)`). It is strict about JSON itself
 /// and reports every problem as a ``WireFormatError`` with the byte offset
 /// and what was being read.
 public enum WireFormat {
@@ -49,7 +49,7 @@ public enum WireFormat {
     /// with a fraction is rounded to the nearest millisecond.
     ///
     /// - Throws: ``WireFormatError``; an entry of a deleted record is an
-    ///   `.invalidValue` error here (use ``decodeRecordEntry(from:)``).
+    ///   `.invalidValue` error here (use `decodeRecordEntry(from:)`).
     public static func decodeRecord(from bytes: [UInt8]) throws -> Record {
         try bytes.withUnsafeBytes { buffer in try readRecord(buffer) }
     }

@@ -5,7 +5,7 @@ import Foundation
 /// signed-in user.
 ///
 /// Each requirement is one call of the CloudKit Web Services protocol, with
-/// its semantics: ``InMemoryCloudDatabase`` (in `CumulusTesting`) is the
+/// its semantics: `InMemoryCloudDatabase` (in `CumulusTesting`) is the
 /// reference implementation, which any other implementation follows.
 /// Requests that fail as a whole throw ``CloudError``; requests
 /// about several items answer one result per item, in order, each of which

@@ -2,7 +2,7 @@ import CloudCodable
 
 /// A comparison in a query's filter (the wire's `comparator`).
 ///
-/// ``QueryEvaluation`` gives each its exact meaning. `NEAR` takes its
+/// `QueryEvaluation` (in `CumulusServerCore`) gives each its exact meaning. `NEAR` takes its
 /// radius from ``QueryFilter/distance``.
 public enum QueryComparator: String, Sendable, Hashable, Codable, CaseIterable {
     /// The field equals the value.

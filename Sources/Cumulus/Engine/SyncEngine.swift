@@ -260,7 +260,7 @@ public actor SyncEngine<Model: CloudCodable> {
 
     // MARK: Local changes
 
-    /// Queues one model for upload; see ``upload(_:)-(_:[Model])``.
+    /// Queues one model for upload; see ``upload(_:)-([Model])``.
     public func upload(_ model: Model) async throws {
         try await upload([model])
     }

@@ -35,8 +35,10 @@ public final class RemoteCloudDatabase: CloudDatabase {
 
     /// Creates a client of the database that `configuration` names.
     ///
-    /// - Parameter transport: What sends the HTTP requests; `URLSession`
-    ///   by default.
+    /// - Parameters:
+    ///   - configuration: Where the database is and how the client talks to it.
+    ///   - credentials: Who the requests act for.
+    ///   - transport: What sends the HTTP requests; `URLSession` by default.
     public init(
         configuration: Configuration, credentials: Credentials, transport: any CloudTransport = URLSessionTransport()
     ) {

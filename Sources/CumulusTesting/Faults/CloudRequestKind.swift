@@ -1,6 +1,6 @@
 import Cumulus
 
-/// The requests of the ``CloudDatabase`` protocol, one per call that goes
+/// The requests of the `CloudDatabase` protocol, one per call that goes
 /// to the server. Used to aim injected faults at some requests only and to
 /// count the requests a test made.
 ///
@@ -8,41 +8,41 @@ import Cumulus
 /// server.inject(.throttled(retryAfter: .seconds(5)), on: [.modifyRecords])
 /// ```
 public enum CloudRequestKind: String, Sendable, Hashable, CaseIterable {
-    /// `records/modify`: ``CloudDatabase/modifyRecords(_:zoneID:atomic:)``.
+    /// `records/modify`: `CloudDatabase.modifyRecords(_:zoneID:atomic:)`.
     case modifyRecords
-    /// `records/lookup`: ``CloudDatabase/lookupRecords(_:zoneID:desiredKeys:)``.
+    /// `records/lookup`: `CloudDatabase.lookupRecords(_:zoneID:desiredKeys:)`.
     case lookupRecords
-    /// `records/query`: ``CloudDatabase/queryRecords(_:zoneID:resultsLimit:continuationMarker:desiredKeys:)``.
+    /// `records/query`: `CloudDatabase.queryRecords(_:zoneID:resultsLimit:continuationMarker:desiredKeys:)`.
     case queryRecords
-    /// `changes/zone`: ``CloudDatabase/fetchZoneChanges(_:)``.
+    /// `changes/zone`: `CloudDatabase.fetchZoneChanges(_:)`.
     case fetchZoneChanges
-    /// `changes/database`: ``CloudDatabase/fetchDatabaseChanges(since:resultsLimit:)``.
+    /// `changes/database`: `CloudDatabase.fetchDatabaseChanges(since:resultsLimit:)`.
     case fetchDatabaseChanges
-    /// `zones/list`: ``CloudDatabase/listZones()``.
+    /// `zones/list`: `CloudDatabase.listZones()`.
     case listZones
-    /// `zones/lookup`: ``CloudDatabase/lookupZones(_:)``.
+    /// `zones/lookup`: `CloudDatabase.lookupZones(_:)`.
     case lookupZones
-    /// `zones/modify`: ``CloudDatabase/modifyZones(_:)``.
+    /// `zones/modify`: `CloudDatabase.modifyZones(_:)`.
     case modifyZones
-    /// `subscriptions/modify`: ``CloudDatabase/modifySubscriptions(_:)``.
+    /// `subscriptions/modify`: `CloudDatabase.modifySubscriptions(_:)`.
     case modifySubscriptions
-    /// `subscriptions/list`: ``CloudDatabase/listSubscriptions()``.
+    /// `subscriptions/list`: `CloudDatabase.listSubscriptions()`.
     case listSubscriptions
-    /// `subscriptions/lookup`: ``CloudDatabase/lookupSubscriptions(_:)``.
+    /// `subscriptions/lookup`: `CloudDatabase.lookupSubscriptions(_:)`.
     case lookupSubscriptions
-    /// `users/current`: ``CloudDatabase/currentUser()`` (and so ``CloudDatabase/accountStatus()``).
+    /// `users/current`: `CloudDatabase.currentUser()` (and so `CloudDatabase.accountStatus()`).
     case currentUser
-    /// `records/resolve`: ``CloudDatabase/resolveShares(_:)``.
+    /// `records/resolve`: `CloudDatabase.resolveShares(_:)`.
     case resolveShares
-    /// `records/accept`: ``CloudDatabase/acceptShares(_:)``.
+    /// `records/accept`: `CloudDatabase.acceptShares(_:)`.
     case acceptShares
     /// `users/lookup/email`, `users/lookup/id` and `users/discover`: the user lookups.
     case lookupUsers
-    /// `assets/upload`: ``CloudDatabase/requestAssetUploads(_:zoneID:)``.
+    /// `assets/upload`: `CloudDatabase.requestAssetUploads(_:zoneID:)`.
     case requestAssetUploads
-    /// The bytes sent to an upload URL: ``CloudDatabase/uploadAsset(contentsOf:to:)``.
+    /// The bytes sent to an upload URL: `CloudDatabase.uploadAsset(contentsOf:to:)`.
     case uploadAsset
-    /// The bytes read from a download URL: ``CloudDatabase/downloadAsset(_:range:)``.
+    /// The bytes read from a download URL: `CloudDatabase.downloadAsset(_:range:)`.
     case downloadAsset
 
     /// Whether the request changes data on the server.

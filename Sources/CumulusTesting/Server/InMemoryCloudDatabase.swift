@@ -3,7 +3,7 @@ import CumulusServerCore
 import Foundation
 
 /// One device's view of a database of an ``InMemoryCloudServer``: the
-/// reference implementation of ``CloudDatabase``.
+/// reference implementation of `CloudDatabase`.
 ///
 /// A handle is the server, a database scope and the account signed in on
 /// the device. Several handles signed in as one user are several devices of
@@ -147,7 +147,7 @@ public final class InMemoryCloudDatabase: CloudDatabase {
     ///   custom zone); in a custom zone one failure makes the others answer
     ///   `ATOMIC_ERROR` and nothing is applied.
     /// - `create` of an existing record answers `EXISTS` with the server's
-    ///   record in ``CloudError/serverRecord``; `update`, `replace` and
+    ///   record in `CloudError.serverRecord`; `update`, `replace` and
     ///   `delete` with a missing or stale change tag answer `CONFLICT` with
     ///   it; `update`, `replace`, `delete` and `forceDelete` of a missing
     ///   record answer `NOT_FOUND`.

@@ -5,7 +5,7 @@ import Foundation
 /// A whole cloud container in memory: every user's private database, the
 /// public database, and the faults a test wants the server to have.
 ///
-/// The server is the reference semantics of ``CloudDatabase``: any other
+/// The server is the reference semantics of `CloudDatabase`: any other
 /// implementation behaves as it does. Clients reach it through handles, one
 /// per device:
 ///
@@ -54,7 +54,7 @@ public actor InMemoryCloudServer {
     public nonisolated let environment: CloudEnvironment
 
     /// The largest record the server stores, in bytes of its fields on the
-    /// wire (``WireFormat/encodedSize(ofFields:)``); a larger one is refused
+    /// wire (`WireFormat.encodedSize(ofFields:)`); a larger one is refused
     /// with `BAD_REQUEST`.
     public nonisolated let recordSizeLimit: Int
 
@@ -117,7 +117,7 @@ public actor InMemoryCloudServer {
     /// development has learned. Returns how many field types production
     /// did not have.
     ///
-    /// - Throws: ``CloudError`` (`BAD_REQUEST`) naming a field that
+    /// - Throws: `CloudError` (`BAD_REQUEST`) naming a field that
     ///   production already has with another type; nothing is deployed then.
     @discardableResult
     public func deploySchema() async throws -> Int {
@@ -134,7 +134,7 @@ public actor InMemoryCloudServer {
     /// (its write lineage): to deploy everything an engine writes, let an
     /// engine on a development handle teach it instead.
     ///
-    /// - Throws: ``CloudError`` of the first copy the rules refuse (a field
+    /// - Throws: `CloudError` of the first copy the rules refuse (a field
     ///   whose type development already knows as another).
     public func learnSchema(from records: [Record], as user: String = "developer") async throws {
         let operations = records.map { record in
@@ -195,7 +195,7 @@ public actor InMemoryCloudServer {
     /// An address belongs to one user at a time: the first who holds it
     /// keeps it until it is taken from them.
     ///
-    /// - Throws: ``CloudError``: `BAD_REQUEST` for text that is not an email
+    /// - Throws: `CloudError`: `BAD_REQUEST` for text that is not an email
     ///   address; `EXISTS` when another user holds it.
     public func setEmailAddress(_ address: String?, discoverable: Bool = true, forUser user: String) async throws {
         _ = try await service.setEmailAddress(
@@ -212,7 +212,7 @@ public actor InMemoryCloudServer {
     /// try await server.setName(UserNameComponents(givenName: "Alice", familyName: "Example"), forUser: "alice")
     /// ```
     ///
-    /// - Throws: ``CloudError`` (`BAD_REQUEST`) for a part that holds a
+    /// - Throws: `CloudError` (`BAD_REQUEST`) for a part that holds a
     ///   control character or is longer than `UserNames.maximumLength` bytes.
     public func setName(_ name: UserNameComponents?, forUser user: String) async throws {
         _ = try await service.setName(name, forUser: user, container: Self.container)
