@@ -9,7 +9,9 @@ struct HTTPShutdownTests {
     func unexpectedError() async throws {
         let lines = LogLines()
         let configuration = ServerConfiguration(port: 0, logger: lines.logger())
-        let failing: @Sendable (CloudService) -> any CloudServing = { WrappedService(base: $0, failsPerform: true) }
+        let failing: @Sendable (CloudService) -> any CloudServing = {
+            WrappedService(base: $0, failsPerform: { $0.operation == .listZones })
+        }
         let uuid = try await HTTPTestServer.with(configuration: configuration, wrap: failing) { server in
             let failed = try await server.sendAsUser("zones/list", method: "GET")
             #expect(failed.isError(.internalError, status: 500))

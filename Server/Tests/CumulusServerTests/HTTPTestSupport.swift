@@ -130,7 +130,8 @@ struct WrappedService: CloudServing {
     struct Unexpected: Error {}
 
     let base: any CloudServing
-    var failsPerform = false
+    /// Whether `perform` fails a request with an error that is no ``CloudError``.
+    var failsPerform: @Sendable (CloudRequest) -> Bool = { _ in false }
     var performed: @Sendable (CloudRequest, Caller) -> Void = { _, _ in }
     var pollStarted: @Sendable () -> Void = {}
     /// Called for each API or web auth token the store is asked about.
@@ -138,7 +139,7 @@ struct WrappedService: CloudServing {
 
     func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
         performed(request, caller)
-        if failsPerform { throw Unexpected() }
+        if failsPerform(request) { throw Unexpected() }
         return try await base.perform(request, as: caller)
     }
 

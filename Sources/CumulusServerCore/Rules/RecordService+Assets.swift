@@ -21,7 +21,7 @@ extension RecordService {
                 throw CloudError(.badRequest, reason: refusal, recordName: request.recordName, zoneID: zoneID)
             }
         }
-        let expires = Self.adding(assetSettings.uploadLifetime, to: ServerTime.milliseconds(now()))
+        let expires = ServerTime.adding(assetSettings.uploadLifetime, to: ServerTime.milliseconds(now()))
         let base = absoluteURL("")
         return try await storage.write { transaction in
             guard let access = try await ZoneAccess.open(zoneID, context: context, readingShares: true, transaction)
@@ -127,7 +127,7 @@ extension RecordService {
             let receipt = StoredAssetReceipt(
                 id: AssetRules.makeID(), asset: row.id, zone: found.zone, recordName: found.recordName,
                 fieldName: found.fieldName, user: found.user,
-                expires: Self.adding(assetSettings.gracePeriod, to: completed))
+                expires: ServerTime.adding(assetSettings.gracePeriod, to: completed))
             let finished = row
             try await storage.write { transaction in
                 try await transaction.saveAsset(finished)
@@ -185,7 +185,7 @@ extension RecordService {
     @discardableResult
     public func collectAssets() async throws -> AssetCollection {
         let now = ServerTime.milliseconds(now())
-        let cutoff = Self.adding(.zero - assetSettings.gracePeriod, to: now)
+        let cutoff = ServerTime.adding(.zero - assetSettings.gracePeriod, to: now)
         var collection = AssetCollection()
         let batch = 500
         while true {
@@ -221,7 +221,7 @@ extension RecordService {
         }
         let presenter = AssetPresenter(
             secret: try await signingSecret(),
-            expires: Self.adding(assetSettings.downloadLifetime, to: ServerTime.milliseconds(now())),
+            expires: ServerTime.adding(assetSettings.downloadLifetime, to: ServerTime.milliseconds(now())),
             base: absoluteURL(""))
         return try answer.mappingRecords(decoding: AssetRules.mayHoldAssets, presenter.present)
     }
@@ -229,19 +229,12 @@ extension RecordService {
     /// The storage's secret of download URLs, made on first use.
     func signingSecret() async throws -> [UInt8] {
         if let secret = assetSecret.withLock({ $0 }) { return secret }
-        var generator = SystemRandomNumberGenerator()
-        let proposed = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let proposed = ServerSecrets.randomBytes(32)
         let secret = try await storage.write { transaction in
             try await transaction.assetSigningSecret(proposing: proposed)
         }
         assetSecret.withLock { $0 = secret }
         return secret
-    }
-
-    /// `time` plus `duration`, in milliseconds, clamped to what `Int64` holds.
-    static func adding(_ duration: Duration, to time: Int64) -> Int64 {
-        let (sum, overflow) = time.addingReportingOverflow(ServerTime.milliseconds(duration))
-        return overflow ? (time > 0 ? .max : .min) : sum
     }
 
     static func tooLarge(_ size: Int64, limit: Int64) -> CloudError {

@@ -6,10 +6,15 @@ import CloudProtocol
 /// lowercase hexadecimal, stores keep their SHA-256 (never the token), and
 /// secrets are compared in constant time.
 public enum ServerSecrets {
+    /// `count` random bytes from the system's CSPRNG.
+    public static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<max(0, count)).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
     /// `count` random bytes from the system's CSPRNG, as lowercase hexadecimal.
     public static func randomHex(bytes count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return hex((0..<max(0, count)).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        hex(randomBytes(count))
     }
 
     /// The SHA-256 of `text`'s UTF-8, as lowercase hexadecimal: what a store
@@ -34,9 +39,11 @@ public enum ServerSecrets {
         return difference == 0
     }
 
-    private static func hex(_ bytes: some Sequence<UInt8>) -> String {
+    /// `bytes` as lowercase hexadecimal, two digits a byte.
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
             text.append(digits[Int(byte >> 4)])
             text.append(digits[Int(byte & 0x0f)])

@@ -34,6 +34,12 @@ public enum ServerTime {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
+    /// `time` plus `duration`, in milliseconds, clamped to what `Int64` holds.
+    public static func adding(_ duration: Duration, to time: Int64) -> Int64 {
+        let (sum, overflow) = time.addingReportingOverflow(ServerTime.milliseconds(duration))
+        return overflow ? (time > 0 ? .max : .min) : sum
+    }
+
     /// `later - earlier`, saturating: a stored time from a damaged row reads
     /// as long ago, never a trap.
     public static func elapsed(from earlier: Int64, to later: Int64) -> Int64 {

@@ -133,19 +133,8 @@ public struct FileAssetStore: AssetByteStore {
         guard !bytes.isEmpty, bytes.count <= 100 else {
             throw CloudError(.internalError, reason: "an asset id of \(bytes.count) bytes cannot name a file")
         }
-        let folder = directory + "/" + Self.hex(Array(SHA256.hash(data: bytes).prefix(1)))
-        return (folder, folder + "/" + Self.hex(bytes))
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        let folder = directory + "/" + ServerSecrets.hex(Array(SHA256.hash(data: bytes).prefix(1)))
+        return (folder, folder + "/" + ServerSecrets.hex(bytes))
     }
 
     /// The id a file name spells in hexadecimal, or `nil` for a file that is not an asset's.
