@@ -6,7 +6,7 @@ import CumulusTesting
 import Foundation
 
 enum READMESnippets {
-    // README.md:68
+    // README.md:69
     struct Landmark: CloudCodable, Identifiable {
         var id = UUID()  // becomes the record name
         var name: String
@@ -16,7 +16,7 @@ enum READMESnippets {
     }
 
     static func quickStart() async throws -> (record: Record, back: Landmark) {
-        // README.md:68
+        // README.md:69
         let landmark = Landmark(name: "Golden Gate Bridge", tags: ["bridge"])
 
         let record = try RecordEncoder().encode(landmark)
@@ -30,7 +30,7 @@ enum READMESnippets {
     }
 
     static func changeArriving() async throws -> [String] {
-        // README.md:100
+        // README.md:101
         let server = InMemoryCloudServer()
         let folder = FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)
         let phone = try await SyncEngine<Landmark>(
@@ -57,7 +57,7 @@ enum READMESnippets {
     }
 
     static func remote() async throws {
-        // README.md:146
+        // README.md:147
         let apiToken = "…"  // from `cumulus container add`
         let webAuthToken = "…"  // from `cumulus user add`
         let remote = RemoteCloudDatabase(
