@@ -8,6 +8,12 @@ extension CloudCodable {
         _typeName(Self.self, qualified: false)
     }
 
+    /// No encrypted fields.
+    public static var cloudEncryptedFields: Set<String> { [] }
+
+    /// No local-only fields: every field syncs.
+    public static var cloudLocalFields: Set<String> { [] }
+
     /// No parent: the model stands on its own.
     public var cloudParentIdentifier: String? { nil }
 

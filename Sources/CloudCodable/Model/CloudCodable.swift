@@ -35,6 +35,27 @@ public protocol CloudCodable: Codable, Sendable {
     /// the type's name.
     static var cloudRecordType: String { get }
 
+    /// The fields (record field names, the coding keys) that the server must
+    /// never read: a sync engine encrypts them on the device before they are
+    /// sent and decrypts them as they arrive. Defaults to none.
+    ///
+    /// An asset or a reference cannot be encrypted (the server reads
+    /// them), and a query cannot filter or sort by an encrypted field.
+    static var cloudEncryptedFields: Set<String> { get }
+
+    /// The fields (record field names, the coding keys) that never leave
+    /// the device: a downloaded file's local path, a draft, the state of
+    /// the interface. A sync engine keeps them in its journal, puts them
+    /// back onto the versions that arrive from the server, never sends
+    /// them, and does not count a change of them alone as a change to
+    /// sync. Defaults to none.
+    ///
+    /// A version from the server that this device has no local values for
+    /// (another device created it) decodes without them, so give these
+    /// properties a default: make them optional, or decode a missing one
+    /// as a default value.
+    static var cloudLocalFields: Set<String> { get }
+
     /// The ``cloudIdentifier`` of the model this one belongs under, in the
     /// same zone (a photo's album), or `nil` (the default).
     ///

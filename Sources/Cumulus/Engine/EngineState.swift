@@ -84,6 +84,11 @@ enum JournalKeys {
     /// A server version that did not decode as the model: reported once, and
     /// published when an engine whose model decodes it opens the journal.
     static let undecodablePrefix = "undecodable/"
+    /// The values of a record's local-only fields
+    /// (``CloudCodable/cloudLocalFields``), as a record of those fields
+    /// alone: never sent. An engine that predates them keeps the document
+    /// without reading it.
+    static let localPrefix = "local/"
 
     static func server(_ name: String) -> String { serverPrefix + name }
     static func earlier(_ name: String) -> String { earlierPrefix + name }
@@ -94,6 +99,7 @@ enum JournalKeys {
     static func sentDelete(_ name: String) -> String { sentDeletePrefix + name }
     static func refused(_ name: String) -> String { refusedPrefix + name }
     static func undecodable(_ name: String) -> String { undecodablePrefix + name }
+    static func local(_ name: String) -> String { localPrefix + name }
 }
 
 /// Why the server refused a pending change: `{"code": …, "reason": …}`.

@@ -77,8 +77,10 @@ extension Replica {
             rebasePending(name, on: nil, &effects)
         case .delete?:
             clearPending(name, &effects)
+            removeLocal(name, &effects)
             effects.deleted.append(name)
         case nil:
+            removeLocal(name, &effects)
             if wasKnown { effects.deleted.append(name) }
         }
     }
@@ -148,6 +150,7 @@ extension Replica {
             if let model = server[name]?.model {
                 effects.updated.append(model)
             } else {
+                removeLocal(name, &effects)
                 effects.deleted.append(name)
             }
         }
@@ -178,6 +181,7 @@ extension Replica {
         for name in Array(server.keys) { removeServer(name, &effects) }
         for name in Array(inDoubt.keys) { settle(name, &effects) }
         for name in Array(refused.keys) { forgetRefusal(name, &effects) }
+        for name in Array(local.keys) { removeLocal(name, &effects) }
         effects.append(updateMeta { $0 = EngineMeta(user: $0.user) })
         effects.events.append(.shareLost(discardedChanges: discarded))
         effects.deleted = vanished
@@ -198,6 +202,7 @@ extension Replica {
         for name in Array(server.keys) { removeServer(name, &effects) }
         for name in Array(inDoubt.keys) { settle(name, &effects) }
         for name in Array(refused.keys) { forgetRefusal(name, &effects) }
+        for name in Array(local.keys) { removeLocal(name, &effects) }
         effects.append(updateMeta { $0 = EngineMeta(user: user) })
         effects.events.append(.accountChanged(previousUser: previous, newUser: user, discardedChanges: discarded))
         effects.deleted = vanished

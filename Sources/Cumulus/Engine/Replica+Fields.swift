@@ -26,7 +26,7 @@ extension Replica {
         guard let json = earlier[name]?.first(where: { $0.tag == tag })?.json,
             let record = try? WireFormat.decodeRecord(from: json)
         else { return nil }
-        return EditBase(record: record, model: try? decoder.decode(Model.self, from: record))
+        return EditBase(record: record, model: try? decoder.decode(Model.self, from: readable(record)))
     }
 
     /// `edited`, a model's record, as an edit of `base`: the base's record
@@ -34,7 +34,7 @@ extension Replica {
     /// base. Without a base (a new record) it is `edited` itself.
     func record(_ edited: Record, editing base: EditBase?) -> Record {
         guard let base else { return edited }
-        let original = base.model.flatMap { try? limitlessEncoder.encode($0) }
+        let original = base.model.flatMap(syncedEncoding)
         var record = edited
         record.fields = Self.fields(of: base.record.fields, changedFrom: original?.fields, to: edited.fields)
         // The parent follows the same rule: kept unless the model changed it.
@@ -98,6 +98,15 @@ extension Replica {
         return result
     }
 
+    /// The record a model encodes to as the server would hold it: its
+    /// local-only fields left out, so that a server's field of the same
+    /// name (an earlier version of the app synced it) is never cleared.
+    func syncedEncoding(of model: Model) -> Record? {
+        guard var record = try? limitlessEncoder.encode(model) else { return nil }
+        _ = Self.takingLocalFields(from: &record)
+        return record
+    }
+
     /// An encoder without the size limit, for versions the server already holds.
     var limitlessEncoder: RecordEncoder {
         var encoder = settings.encoder
@@ -117,7 +126,7 @@ extension Replica {
     func saveOperation(_ record: Record, name: String) -> RecordOperation {
         guard let tag = record.changeTag else { return RecordOperation(.create, record) }
         guard let base = editBase(of: name, tag: tag) else { return RecordOperation(.replace, record) }
-        let original = base.model.flatMap { try? limitlessEncoder.encode($0) }
+        let original = base.model.flatMap(syncedEncoding)
         var whole = record
         var cleared: [String] = []
         for (field, value) in base.record.fields where record.fields[field] == nil {

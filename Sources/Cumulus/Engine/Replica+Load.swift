@@ -13,6 +13,7 @@ extension Replica {
         var sentDocuments: [(key: String, json: [UInt8])] = []
         var sentDeletes: [String] = []
         var earlierDocuments: [(key: String, json: [UInt8])] = []
+        var localDocuments: [(key: String, json: [UInt8])] = []
         serverDocuments.reserveCapacity(documents.count)
         for (key, value) in documents {
             if key == JournalKeys.meta {
@@ -37,11 +38,19 @@ extension Replica {
                 earlierDocuments.append((key, value))
             } else if key.hasPrefix(JournalKeys.undecodablePrefix) {
                 replica.revived.insert(String(key.dropFirst(JournalKeys.undecodablePrefix.count)))
+            } else if key.hasPrefix(JournalKeys.localPrefix) {
+                localDocuments.append((key, value))
             } else if key.hasPrefix(JournalKeys.refusedPrefix) {
                 let name = String(key.dropFirst(JournalKeys.refusedPrefix.count))
                 replica.refused[name] = try RefusedDocument.error(value, recordName: name, zoneID: settings.zoneID)
             }
         }
+
+        for document in localDocuments {
+            let record = try journalRecord(document, prefix: JournalKeys.localPrefix)
+            replica.local[record.recordName] = record.fields
+        }
+        let local = replica.local
 
         // A server version that does not decode as a model stays in the
         // replica as a record (the sync reports it), and so does a pending
@@ -49,7 +58,8 @@ extension Replica {
         // Records are dropped as soon as their models are made, on the workers.
         let servers = try await parallelMap(serverDocuments, minimumCount: 4_096) { document in
             let record = try journalRecord(document, prefix: JournalKeys.serverPrefix)
-            let model = try? RecordDecoder().decode(Model.self, from: record)
+            let model = try? RecordDecoder().decode(
+                Model.self, from: readable(record, settings: settings, local: local))
             return (record.recordName, ServerVersion(json: document.json, metadata: record.metadata, model: model))
         }
         replica.server.reserveCapacity(servers.count)
@@ -62,7 +72,11 @@ extension Replica {
         let saves = try await parallelMap(documents, minimumCount: 4_096) { item in
             let (document, prefix) = item
             let record = try journalRecord(document, prefix: prefix)
-            return (record, try? RecordDecoder().decode(Model.self, from: record), prefix == JournalKeys.savePrefix)
+            return (
+                record,
+                try? RecordDecoder().decode(Model.self, from: readable(record, settings: settings, local: local)),
+                prefix == JournalKeys.savePrefix
+            )
         }
         for (record, model, unstamped) in saves {
             let name = record.recordName

@@ -214,7 +214,7 @@ extension Replica {
             setPending(name, .delete(baseTag: record.changeTag), model: nil, resettingConflicts: false, &effects)
         } else {
             var merged = encodeResolved(
-                &resolved, client: client, editing: EditBase(record: record, model: serverModel))
+                &resolved, client: client, editing: EditBase(record: record, model: serverModel), &effects)
             if case .save(let queued) = change.kind {
                 merged = spelledAsQueued(
                     merged, resolved: resolved, client: client, queued: queued, server: serverModel)
@@ -237,7 +237,7 @@ extension Replica {
     /// arrived is a better ancestor than none.
     private func conflictAncestor(_ name: String, server record: Record) -> Model? {
         if let grown = writeGrownFrom(name, in: record), case .save(let sent) = grown.kind {
-            return try? decoder.decode(Model.self, from: sent)
+            return try? decoder.decode(Model.self, from: readable(sent))
         }
         let baseTag = pending[name]?.baseTag
         if let base = model(named: name, tag: baseTag) { return base }
@@ -248,7 +248,7 @@ extension Replica {
     /// The model of the last save in doubt of the record, if any.
     private func lastSentModel(_ name: String) -> Model? {
         for write in (inDoubt[name] ?? []).reversed() {
-            if case .save(let record) = write.kind { return try? decoder.decode(Model.self, from: record) }
+            if case .save(let record) = write.kind { return try? decoder.decode(Model.self, from: readable(record)) }
         }
         return nil
     }

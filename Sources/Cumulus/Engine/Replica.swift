@@ -52,6 +52,9 @@ struct Replica<Model: CloudCodable>: Sendable {
         var refusalRetryInterval: Duration = .seconds(300)
         /// The time on the engine's clock, since any fixed instant.
         var elapsed: @Sendable () -> Duration = { .zero }
+        /// A record as the model reads it: its encrypted fields opened,
+        /// or the reason one cannot be.
+        var opening: @Sendable (Record) throws -> Record = { $0 }
     }
 
     let settings: Settings
@@ -83,6 +86,9 @@ struct Replica<Model: CloudCodable>: Sendable {
     var revived: Set<String> = []
     var conflictAttempts: [String: Int] = [:]
     var generationCounter = 0
+    /// The values of each record's local-only fields, which its records
+    /// here never hold (see ``takingLocalFields(from:)``).
+    var local: [String: RecordFields] = [:]
     let decoder = RecordDecoder()
 
     init(settings: Settings) {
@@ -109,7 +115,7 @@ struct Replica<Model: CloudCodable>: Sendable {
         guard let version = earlier[name]?.first(where: { $0.tag == tag }),
             let record = try? WireFormat.decodeRecord(from: version.json)
         else { return nil }
-        return try? decoder.decode(Model.self, from: record)
+        return try? decoder.decode(Model.self, from: readable(record))
     }
 
     // MARK: Local changes
@@ -119,6 +125,8 @@ struct Replica<Model: CloudCodable>: Sendable {
         var name: String
         var record: Record
         var model: Model
+        /// The values of the model's local-only fields, which `record` lacks.
+        var local = RecordFields()
         /// The record is the version it edits, field for field: nothing changed.
         var unchanged = false
     }
@@ -133,6 +141,7 @@ struct Replica<Model: CloudCodable>: Sendable {
         prepared.reserveCapacity(models.count)
         for var model in models {
             var record = try settings.encoder.encode(model)
+            let local = Self.takingLocalFields(from: &record)
             try checkReferences(of: record)
             record.zoneID = zoneID
             record.metadata?.zoneID = zoneID
@@ -144,7 +153,7 @@ struct Replica<Model: CloudCodable>: Sendable {
                 try settings.encoder.checkSize(of: record)
                 unchanged = record.fields == base.record.fields && record.parent == base.record.parent
             }
-            prepared.append(Upload(name: name, record: record, model: model, unchanged: unchanged))
+            prepared.append(Upload(name: name, record: record, model: model, local: local, unchanged: unchanged))
         }
         return prepared
     }
@@ -170,6 +179,7 @@ struct Replica<Model: CloudCodable>: Sendable {
         for upload in uploads {
             let name = upload.name
             referenceTargetAppeared(name, &effects)
+            let localChanged = setLocal(name, upload.local, &effects)
             let base = upload.record.changeTag
             if case .save(let queued)? = pending[name]?.kind, let queuedModel = pendingModels[name] {
                 if base == queued.changeTag {
@@ -184,6 +194,7 @@ struct Replica<Model: CloudCodable>: Sendable {
                 merge(upload, into: EditBase(record: record, model: serverModel), keepingPending: false, &effects)
             } else if pending[name] == nil, upload.unchanged {
                 // Nothing changed: sending it would show as a change on every other device.
+                if localChanged, let model = server[name]?.model { effects.updated.append(model) }
                 continue
             } else {
                 setPending(name, .save(upload.record), model: upload.model, &effects)
@@ -212,7 +223,7 @@ struct Replica<Model: CloudCodable>: Sendable {
             }
             return
         }
-        let record = encodeResolved(&resolved, client: upload.model, editing: newer)
+        let record = encodeResolved(&resolved, client: upload.model, editing: newer, &effects)
         setPending(name, .save(record), model: resolved, &effects)
         effects.events.append(.conflict(recordName: name, resolution: .resolved))
     }
@@ -221,8 +232,11 @@ struct Replica<Model: CloudCodable>: Sendable {
     /// it was resolved against: the fields the model does not declare stay
     /// as that version has them. A value that does not encode (over the
     /// size limit, say) gives way to the client's own, which did: the
-    /// change is never dropped for it.
-    func encodeResolved(_ resolved: inout Model, client: Model, editing base: EditBase) -> Record {
+    /// change is never dropped for it. The value's local-only fields are
+    /// kept as the record's.
+    mutating func encodeResolved(
+        _ resolved: inout Model, client: Model, editing base: EditBase, _ effects: inout Effects
+    ) -> Record {
         let metadata = base.record.metadata
         resolved.cloudMetadata = metadata
         var record: Record
@@ -236,6 +250,7 @@ struct Replica<Model: CloudCodable>: Sendable {
             guard let encoded = try? limitlessEncoder.encode(resolved) else { return base.record }
             record = encoded
         }
+        setLocal(base.record.recordName, Self.takingLocalFields(from: &record), &effects)
         record.zoneID = zoneID
         record.metadata = metadata
         return self.record(record, editing: base)
@@ -248,6 +263,8 @@ struct Replica<Model: CloudCodable>: Sendable {
     mutating func delete(_ names: [String]) -> Effects {
         var effects = Effects()
         for name in names {
+            // The device's own values of a model go with it.
+            removeLocal(name, &effects)
             let knownTag = server[name]?.metadata?.changeTag ?? pending[name]?.baseTag
             if server[name] == nil, knownTag == nil, pending[name] != nil, inDoubt[name] == nil {
                 clearPending(name, &effects)
@@ -346,7 +363,9 @@ struct Replica<Model: CloudCodable>: Sendable {
         _ effects: inout Effects
     ) throws -> Model? {
         let json = try json ?? WireFormat.encode(record)
-        let result = decoded ?? Result { try decoder.decode(Model.self, from: record) }
+        // A model decoded before this point may carry local values that changed since.
+        let prepared = Model.cloudLocalFields.isEmpty ? decoded : nil
+        let result = prepared ?? Result { try decoder.decode(Model.self, from: readable(record)) }
         let wasUndecodable = server[name].map { $0.model == nil } ?? false
         let model: Model?
         switch result {

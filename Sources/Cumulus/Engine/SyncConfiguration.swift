@@ -71,6 +71,10 @@ public struct SyncConfiguration: Sendable {
     /// used: 256 MiB by default. Pinned assets and copies not yet uploaded
     /// are never deleted, and do not count.
     public var assetCacheLimit: Int64 = 268_435_456
+    /// The cipher and keys of the model's encrypted fields
+    /// (``CloudCodable/CloudCodable/cloudEncryptedFields``); an engine of a
+    /// model that declares some refuses to open without them.
+    public var fieldEncryption: FieldEncryption?
     /// How long opening waits for an engine of this process that holds the
     /// directory to let go (see ``SyncEngine/init(database:directory:configuration:)``);
     /// tests of the refusal shorten it.

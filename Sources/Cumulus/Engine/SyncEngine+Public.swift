@@ -45,7 +45,8 @@ extension SyncEngine {
         guard request.desiredKeys == nil, case .success(let page) = answer else {
             return .queried(answer, prepared: [])
         }
-        return .queried(answer, prepared: try await Self.prepare(page.records.map(RecordResult.record)))
+        return .queried(
+            answer, prepared: try await Self.prepare(page.records.map(RecordResult.record), opening: opening))
     }
 
     /// Records of the public database a scan did not list, prepared.
@@ -54,6 +55,6 @@ extension SyncEngine {
             try await self.checkedDatabase.lookupRecords(names, zoneID: self.zoneID, desiredKeys: nil)
         }
         guard case .success(let results) = answer else { return .recordsLookedUp(answer, prepared: []) }
-        return .recordsLookedUp(answer, prepared: try await Self.prepare(results))
+        return .recordsLookedUp(answer, prepared: try await Self.prepare(results, opening: opening))
     }
 }

@@ -387,7 +387,8 @@ extension SyncEngine {
         }
         guard case .success(let result?) = answer else { return .fetched(answer.map { _ in nil }, prepared: []) }
         switch result {
-        case .success(let page): return .fetched(.success(page), prepared: try await Self.prepare(page.records))
+        case .success(let page):
+            return .fetched(.success(page), prepared: try await Self.prepare(page.records, opening: opening))
         case .failure(let error): return .fetched(.failure(error), prepared: [])
         }
     }

@@ -72,6 +72,10 @@ public actor SyncEngine<Model: CloudCodable> {
     /// back (see ``serverAnswered()``) cancels to end the wait early.
     var retrySleep: Task<Void, any Error>?
     var isClosed = false
+    /// A record as the model reads it (see ``Replica/Settings/opening``).
+    let opening: @Sendable (Record) throws -> Record
+    /// The model's encrypted fields, when it declares some.
+    let encryptedFields: EncryptedFields?
 
     /// Opens the engine whose journal lives in `directory` (created if
     /// missing) and, with automatic sync, starts syncing.
@@ -91,8 +95,30 @@ public actor SyncEngine<Model: CloudCodable> {
     public init(database: any CloudDatabase, directory: URL, configuration: SyncConfiguration = .init())
         async throws
     {
+        var database = database
+        var encrypted: EncryptedFields?
+        if !Model.cloudEncryptedFields.isEmpty {
+            guard let encryption = configuration.fieldEncryption else {
+                throw FieldEncryptionError(
+                    .notConfigured, field: Model.cloudEncryptedFields.sorted()[0],
+                    "\(Model.self) declares encrypted fields; set SyncConfiguration.fieldEncryption")
+            }
+            let fields = EncryptedFields(
+                recordType: Model.cloudRecordType, names: Model.cloudEncryptedFields, encryption: encryption)
+            encrypted = fields
+            database = EncryptedFieldsDatabase(database, fields: fields)
+        }
         self.database = database
         self.configuration = configuration
+        // A record kept sealed (its key was missing) is opened again each time it is read.
+        let opening: @Sendable (Record) throws -> Record
+        if let encrypted {
+            opening = { try encrypted.openedOrThrow($0) }
+        } else {
+            opening = { $0 }
+        }
+        self.opening = opening
+        encryptedFields = encrypted
         let isPublic = database.scope == .public
         let zoneID =
             isPublic
@@ -106,7 +132,8 @@ public actor SyncEngine<Model: CloudCodable> {
             earlierVersionLimit: configuration.earlierVersionLimit, random: configuration.random,
             sendsFieldDeltas: configuration.sendsFieldDeltas, clearsFields: database.supportsFieldClearing,
             refusalRetryInterval: configuration.refusalRetryInterval,
-            elapsed: Self.elapsedTime(on: configuration.clock))
+            elapsed: Self.elapsedTime(on: configuration.clock),
+            opening: opening)
         journal = try await Journal.open(directory: directory, waitingUpTo: configuration.directoryWait)
         assets = AssetStore(directory: directory, cacheLimit: configuration.assetCacheLimit)
         let sessionSettings = SyncSession<Model>.Settings(
@@ -280,8 +307,9 @@ public actor SyncEngine<Model: CloudCodable> {
     ///
     /// - Throws: ``RecordTooLargeError`` for a record over the size limit,
     ///   an `EncodingError`, or ``SyncEngineError`` with code
-    ///   `crossZoneReference` for a reference to another zone, before
-    ///   anything is queued;
+    ///   `crossZoneReference` for a reference to another zone, or
+    ///   ``FieldEncryptionError`` for an asset or a reference in an
+    ///   encrypted field, before anything is queued;
     ///   ``JournalError`` when the journal or an asset's copy cannot be
     ///   written; ``SyncEngineError`` when the engine was closed (or, with
     ///   code `assetUnavailable`, when an asset's file changed since the
@@ -290,6 +318,9 @@ public actor SyncEngine<Model: CloudCodable> {
         try checkOpen()
         let (uploads, newAssets) = try CloudAsset.collecting { try replica.prepare(models) }
         guard !uploads.isEmpty else { return }
+        if let encryptedFields {
+            for upload in uploads { try encryptedFields.checkSealable(upload.record) }
+        }
         // The assets' bytes are durable before the saves that hold them.
         try assets.stage(newAssets)
         try await carryOut(replica.upload(uploads))
