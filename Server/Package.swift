@@ -11,6 +11,8 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Cumulus", path: ".."),
+        // Encrypted fields' cipher, for the tests that search the store for plaintext.
+        .package(name: "CumulusCrypto", path: "../Crypto"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
@@ -80,6 +82,7 @@ let package = Package(
                 .product(name: "Cumulus", package: "Cumulus"),
                 .product(name: "CumulusTesting", package: "Cumulus"),
                 .product(name: "CumulusConformance", package: "Cumulus"),
+                .product(name: "CumulusCrypto", package: "CumulusCrypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Raw TCP clients for malformed and slow requests.
                 .product(name: "NIOCore", package: "swift-nio"),
