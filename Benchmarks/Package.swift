@@ -18,6 +18,7 @@ let package = Package(
         // checkout directory is called (a bare path's identity is its last component).
         .package(name: "Cumulus", path: ".."),
         .package(name: "CumulusServer", path: "../Server"),
+        .package(name: "CumulusCrypto", path: "../Crypto"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
@@ -50,6 +51,14 @@ let package = Package(
         ),
         // The record server's figures against in-memory baselines: write
         // throughput, a full zone fetch, device-to-device latency. No harness.
+        .executableTarget(
+            name: "EncryptionFigures",
+            dependencies: [
+                "BenchmarkModels",
+                .product(name: "Cumulus", package: "Cumulus"),
+                .product(name: "CumulusCrypto", package: "CumulusCrypto"),
+            ]
+        ),
         .executableTarget(
             name: "ServerFigures",
             dependencies: [
