@@ -14,7 +14,9 @@
 /// `Identifiable` models whose `ID` is a `UUID` or a `String` get
 /// ``cloudIdentifier`` for free; ``cloudRecordType`` defaults to the type's
 /// name, and ``resolveConflict(client:server:ancestor:)`` to a field-level
-/// three-way merge.
+/// three-way merge. Text that two devices may edit at once (a caption, a
+/// note's body) can be merged line by line and word by word instead of one
+/// side winning: name its fields in ``cloudTextMergedFields``.
 public protocol CloudCodable: Codable, Sendable {
     /// The model's identity, which becomes the record's name. It must be
     /// stable for the life of the model and unique among models of its type.
@@ -34,6 +36,27 @@ public protocol CloudCodable: Codable, Sendable {
     /// The record type that models of this type are stored as. Defaults to
     /// the type's name.
     static var cloudRecordType: String { get }
+
+    /// The fields whose text the default
+    /// ``resolveConflict(client:server:ancestor:)`` merges when both sides
+    /// changed them, rather than taking the client's value: the record field
+    /// names (the coding keys) of `String` properties. Empty by default.
+    ///
+    /// ```swift
+    /// struct Photo: CloudCodable, Identifiable {
+    ///     static var cloudTextMergedFields: Set<String> { ["caption"] }
+    ///     var id: UUID
+    ///     var caption: String
+    ///     var cloudMetadata: RecordMetadata?
+    /// }
+    /// ```
+    ///
+    /// Such a field merges as ``TextMerge/merge(ancestor:client:server:)``
+    /// describes when the ancestor is known and the field is a string on all
+    /// three sides; otherwise (a field one side cleared, a merge without an
+    /// ancestor) the default rule decides. The field is an ordinary STRING
+    /// on the wire. A resolver of your own can call ``TextMerge`` itself.
+    static var cloudTextMergedFields: Set<String> { get }
 
     /// The ``cloudIdentifier`` of the model this one belongs under, in the
     /// same zone (a photo's album), or `nil` (the default).
@@ -77,10 +100,12 @@ public protocol CloudCodable: Codable, Sendable {
     ///   `server` and drop the local change.
     ///
     /// The default is a field-level three-way merge: a field changed on one
-    /// side only takes that side's value; a field changed on both sides (or
-    /// any differing field when there is no ancestor) takes the client's.
-    /// Fields are compared as they encode: equal values encode to equal
-    /// fields (nested JSON has its keys sorted, sets their elements), so
-    /// only real edits count as changes.
+    /// side only takes that side's value; a field changed on both sides
+    /// takes the client's, except a field named in
+    /// ``cloudTextMergedFields``, which takes both sides' text merged with
+    /// ``TextMerge`` (when it is a string on all three sides). Fields are
+    /// compared as they encode: equal values encode to equal fields (nested
+    /// JSON has its keys sorted, sets their elements), so only real edits
+    /// count as changes.
     static func resolveConflict(client: Self, server: Self, ancestor: Self?) -> Self?
 }
