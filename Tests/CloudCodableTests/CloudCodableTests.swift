@@ -149,6 +149,16 @@ struct CloudCodableTests {
         #expect(merged?.summary == nil)
     }
 
+    @Test("without an ancestor, a value never synced keeps the fields only the server has")
+    func mergeCreatedTwice() {
+        let client = Journal(title: "Mine", body: "client text", summary: nil)
+        let server = Journal(title: "Theirs", body: "server text", summary: "theirs")
+        let merged = Journal.resolveConflict(client: client, server: server, ancestor: nil)
+        #expect(merged?.summary == "theirs")
+        #expect(merged?.title == "Mine")
+        #expect(merged?.body == "client text")
+    }
+
     @Test("a model can replace the resolver")
     func customResolver() {
         let low = Custom(value: 1)

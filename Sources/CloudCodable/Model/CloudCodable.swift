@@ -17,6 +17,10 @@
 /// three-way merge. Text that two devices may edit at once (a caption, a
 /// note's body) can be merged line by line and word by word instead of one
 /// side winning: name its fields in ``cloudTextMergedFields``.
+///
+/// A model that stands for one real thing (a tag by its name, a day) can
+/// take its identifier from what makes it unique, so that two devices
+/// creating it make one record: see ``CloudIdentifier``.
 public protocol CloudCodable: Codable, Sendable {
     /// The model's identity, which becomes the record's name. It must be
     /// stable for the life of the model and unique among models of its type.
@@ -107,5 +111,16 @@ public protocol CloudCodable: Codable, Sendable {
     /// compared as they encode: equal values encode to equal fields (nested
     /// JSON has its keys sorted, sets their elements), so only real edits
     /// count as changes.
+    ///
+    /// Without an ancestor, it depends on where the client's value came
+    /// from. One without ``cloudMetadata`` never saw a version of the
+    /// record: two devices created the same record name (see
+    /// ``CloudIdentifier``), so the merge treats the ancestor as a record
+    /// with no fields: a field only one side set keeps its value, and a
+    /// field both set differently takes the client's (text included).
+    /// Fields such a value leaves out (`nil` optionals) therefore never
+    /// clear the server's. A client value with metadata whose ancestor is
+    /// no longer known takes the client's value for every field that
+    /// differs.
     static func resolveConflict(client: Self, server: Self, ancestor: Self?) -> Self?
 }

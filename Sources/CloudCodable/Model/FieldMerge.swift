@@ -10,7 +10,13 @@ enum FieldMerge {
         guard let clientRecord = try? limitless.encode(client),
             let serverRecord = try? limitless.encode(server)
         else { return rebased(client, onto: server) }
-        let ancestorFields = ancestor.flatMap { try? limitless.encode($0) }?.fields
+        var ancestorFields = ancestor.flatMap { try? limitless.encode($0) }?.fields
+        if ancestorFields == nil, client.cloudMetadata == nil {
+            // A value made without metadata never saw a server version (two
+            // devices created one record name): a field it lacks is one it
+            // never had, not one it cleared, so the other side's stays.
+            ancestorFields = RecordFields()
+        }
 
         var merged = serverRecord
         merged.fields = merge(
