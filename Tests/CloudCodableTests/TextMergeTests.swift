@@ -98,6 +98,32 @@ struct TextMergeTests {
         #expect(full.hasPrefix("c0\ns0\nc1\ns1\n"))
     }
 
+    @Test("the comparison budget is shared by the whole merge: a region past what is left keeps both texts")
+    func budgetIsShared() {
+        func line(_ prefix: String) -> String { (0..<200).map { "\(prefix)\($0)" }.joined(separator: " ") + "\n" }
+        // Both sides rewrite the first and the last line; each word diff of
+        // a line costs about 800 tokens × 400 edits.
+        let ancestor = line("a") + "kept\n" + line("b")
+        let client = line("c") + "kept\n" + line("d")
+        let server = line("s") + "kept\n" + line("t")
+        var texts = (ancestor, client, server)
+        let merged = texts.0.withUTF8 { a in
+            texts.1.withUTF8 { c in
+                texts.2.withUTF8 { s in
+                    var merger = TextMerger(ancestor: a, client: c, server: s, comparisonBudget: 700_000)
+                    return String(decoding: merger.merge(), as: UTF8.self)
+                }
+            }
+        }
+        let lines = merged.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 6)
+        #expect(lines[0].hasPrefix("c0"))
+        #expect(lines[1].hasPrefix("s0 c1 s1 c2 s2 "))  // merged word by word
+        #expect(lines[2] == "kept")
+        #expect(lines[3] + "\n" == line("d"))  // past the budget: both lines whole
+        #expect(merged.hasSuffix(line("d") + line("t")))
+    }
+
     @Test("two 100 KB documents with edits here and there merge with every edit")
     func largeDocument() {
         let lines = (0..<2_500).map { "Line \($0) of a long document, with some words.\n" }

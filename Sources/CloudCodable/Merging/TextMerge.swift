@@ -46,11 +46,11 @@ import Foundation
 ///
 /// The merge takes O((N + M)·D) time for texts of N and M tokens that
 /// differ by D, and memory in proportion to the texts: two 100 KB
-/// documents with edits here and there merge in about a millisecond. A
-/// diff that would cost more than about 10⁸ token comparisons (two large
-/// texts rewritten through and through) is not worked out: the region is
-/// treated as changed on both sides, as above, so neither side's text is
-/// lost.
+/// documents with edits here and there merge in about a millisecond. Its
+/// diffs get about 10⁸ token comparisons in all (a tenth of a second); a
+/// diff that would go past them (two large texts rewritten through and
+/// through) is not worked out: its text or region is treated as changed on
+/// both sides, as above, so neither side's text is lost.
 public enum TextMerge {
     /// Merges the changes that `client` and `server` made to `ancestor`;
     /// the rules are in the type's description.
@@ -96,14 +96,19 @@ public enum TextMerge {
 
 /// One merge of three texts, by lines and then by words, into `output`.
 struct TextMerger {
-    /// The comparisons a diff may make before the merge gives up on working
-    /// it out (about 0.1 s in a release build): a diff costs about (N + M)·D of them.
+    /// The comparisons the diffs of one merge may make in all (about 0.1 s
+    /// in a release build): a diff costs about (N + M)·D of them.
     static let defaultComparisonBudget = 1 << 27
+
+    /// The edit distance a diff may always reach, whatever is left of the
+    /// budget, so that small regions are merged by words however many there are.
+    static let minimumCost = 256
 
     let ancestor: UnsafeBufferPointer<UInt8>
     let client: UnsafeBufferPointer<UInt8>
     let server: UnsafeBufferPointer<UInt8>
-    let comparisonBudget: Int
+    /// What is left of the comparison budget.
+    private var comparisonBudget: Int
     private var output: [UInt8] = []
 
     init(
@@ -161,10 +166,14 @@ struct TextMerger {
     }
 
     /// The hunks from `old` to `new`, or `nil` when working them out would
-    /// cost more than the budget.
-    private func diff(_ old: TextTokens, _ new: TextTokens) -> [DiffHunk]? {
-        let maximumCost = max(256, comparisonBudget / max(1, old.count + new.count))
-        return MyersDiff.hunks(old.ids, new.ids, maximumCost: maximumCost)
+    /// cost more than is left of the budget; takes what it cost from it.
+    private mutating func diff(_ old: TextTokens, _ new: TextTokens) -> [DiffHunk]? {
+        let size = max(1, old.count + new.count)
+        let maximumCost = max(Self.minimumCost, comparisonBudget / size)
+        let hunks = MyersDiff.hunks(old.ids, new.ids, maximumCost: maximumCost)
+        let cost = hunks?.reduce(0) { $0 + $1.old.count + $1.new.count } ?? maximumCost
+        comparisonBudget = max(0, comparisonBudget - size * cost)
+        return hunks
     }
 
     /// The overlap rule: a deletion gives way to an edit; otherwise the
