@@ -111,6 +111,54 @@ struct CloudCodableTests {
         #expect(merged == Tagged(label: nil, count: 2))
     }
 
+    /// A note whose body merges as text; its title does not.
+    struct Journal: CloudCodable, Equatable {
+        static var cloudTextMergedFields: Set<String> { ["body", "summary"] }
+        var cloudIdentifier: String { "j" }
+        var cloudMetadata: RecordMetadata?
+        var title: String
+        var body: String
+        var summary: String?
+    }
+
+    @Test("a field in cloudTextMergedFields that both sides changed takes both edits; others take the client's")
+    func mergeText() {
+        let ancestor = Journal(title: "Day", body: "Woke up.\nWalked.\n", summary: "ok")
+        let client = Journal(title: "Monday", body: "Woke up early.\nWalked.\n", summary: "ok")
+        var server = Journal(title: "Tuesday", body: "Woke up.\nWalked to the sea.\n", summary: "ok")
+        server.cloudMetadata = RecordMetadata(changeTag: "s")
+        let merged = Journal.resolveConflict(client: client, server: server, ancestor: ancestor)
+        #expect(merged?.body == "Woke up early.\nWalked to the sea.\n")
+        #expect(merged?.title == "Monday")
+        #expect(merged?.cloudMetadata?.changeTag == "s")
+        #expect(Journal.cloudTextMergedFields == ["body", "summary"] && Note.cloudTextMergedFields.isEmpty)
+    }
+
+    @Test("a text field cleared on one side, or merged without an ancestor, follows the default rule")
+    func mergeTextFallsBack() {
+        let ancestor = Journal(title: "Day", body: "a", summary: "short")
+        let cleared = Journal(title: "Day", body: "a", summary: nil)
+        let edited = Journal(title: "Day", body: "a", summary: "longer")
+        #expect(Journal.resolveConflict(client: edited, server: cleared, ancestor: ancestor)?.summary == "longer")
+        #expect(Journal.resolveConflict(client: cleared, server: edited, ancestor: ancestor)?.summary == nil)
+        var withMetadata = Journal(title: "Day", body: "client text", summary: nil)
+        withMetadata.cloudMetadata = RecordMetadata(changeTag: "old")
+        let server = Journal(title: "Day", body: "server text", summary: "s")
+        let merged = Journal.resolveConflict(client: withMetadata, server: server, ancestor: nil)
+        #expect(merged?.body == "client text")
+        #expect(merged?.summary == nil)
+    }
+
+    @Test("without an ancestor, a value never synced keeps the fields only the server has")
+    func mergeCreatedTwice() {
+        let client = Journal(title: "Mine", body: "client text", summary: nil)
+        let server = Journal(title: "Theirs", body: "server text", summary: "theirs")
+        let merged = Journal.resolveConflict(client: client, server: server, ancestor: nil)
+        #expect(merged?.summary == "theirs")
+        #expect(merged?.title == "Mine")
+        #expect(merged?.body == "client text")
+    }
+
     @Test("a model can replace the resolver")
     func customResolver() {
         let low = Custom(value: 1)

@@ -54,6 +54,24 @@ struct DocumentationTests {
         #expect((back.start.timeIntervalSince1970 * 1000).rounded() == 1_767_225_600_123)
     }
 
+    @Test("the text merging article: both devices end with both edits of the caption")
+    func mergingText() async throws {
+        let (onPhone, onLaptop) = try await MergingTextSnippets.captions()
+        #expect(onPhone == "Sunrise over the old bay\nFrom the north pier")
+        #expect(onLaptop == onPhone)
+    }
+
+    @Test("the duplicates article: two devices create the tag offline and both end with one tag holding both fields")
+    func avoidingDuplicates() async throws {
+        let (onPhone, onLaptop) = try await AvoidingDuplicatesSnippets.tags()
+        for tags in [onPhone, onLaptop] {
+            #expect(tags.count == 1)
+            #expect(tags.first?.name == "work")
+            #expect(tags.first?.color == "red")
+            #expect(tags.first?.noteCount == 3)
+        }
+    }
+
     @Test("the sharing article: alice shares an album with bob, by address, and carol; bob accepts, syncs and leaves")
     func sharingArticle() async throws {
         let share = try await SharingSnippets.sharing()

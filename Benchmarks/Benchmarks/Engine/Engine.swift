@@ -1,7 +1,8 @@
 // Engine benchmarks for ordo-one/package-benchmark: upload until durable,
 // fetch and apply a large zone, re-open a large replica, send edits of one
-// field of a wide record. Each has a baseline that runs in the same
-// invocation (Foundation's, or the whole record's send for the edits).
+// field of a wide record, merge a 100 KB text edited on two devices. Each
+// has a baseline that runs in the same invocation (Foundation's, the whole
+// record's send for the edits, comparing and splitting the text for the merge).
 //
 //   swift package --package-path Benchmarks benchmark --target Engine
 //   CUMULUS_BENCH_RECORDS=100000 swift package --package-path Benchmarks benchmark --filter 'Engine fetch.*'
@@ -44,6 +45,7 @@ let benchmarks: @Sendable () -> Void = {
 
     registerUploadBenchmarks()
     registerFieldEditBenchmarks()
+    registerTextMergeBenchmarks()
     registerFetchBenchmarks(count: largeRecordCount)
     registerLoadBenchmarks(count: 100_000)
     if largeRecordCount != 100_000 { registerLoadBenchmarks(count: largeRecordCount) }

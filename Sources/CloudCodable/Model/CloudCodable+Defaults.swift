@@ -14,10 +14,15 @@ extension CloudCodable {
     /// No local-only fields: every field syncs.
     public static var cloudLocalFields: Set<String> { [] }
 
+    /// No field is merged as text: a field both sides changed takes the
+    /// client's value.
+    public static var cloudTextMergedFields: Set<String> { [] }
+
     /// No parent: the model stands on its own.
     public var cloudParentIdentifier: String? { nil }
 
-    /// The default conflict resolution: a field-level three-way merge.
+    /// The default conflict resolution: a field-level three-way merge, with
+    /// the fields of ``CloudCodable/cloudTextMergedFields`` merged as text.
     /// See ``CloudCodable/resolveConflict(client:server:ancestor:)``.
     public static func resolveConflict(client: Self, server: Self, ancestor: Self?) -> Self? {
         FieldMerge.merge(client: client, server: server, ancestor: ancestor)

@@ -14,7 +14,13 @@
 /// `Identifiable` models whose `ID` is a `UUID` or a `String` get
 /// ``cloudIdentifier`` for free; ``cloudRecordType`` defaults to the type's
 /// name, and ``resolveConflict(client:server:ancestor:)`` to a field-level
-/// three-way merge.
+/// three-way merge. Text that two devices may edit at once (a caption, a
+/// note's body) can be merged line by line and word by word instead of one
+/// side winning: name its fields in ``cloudTextMergedFields``.
+///
+/// A model that stands for one real thing (a tag by its name, a day) can
+/// take its identifier from what makes it unique, so that two devices
+/// creating it make one record: see ``CloudIdentifier``.
 public protocol CloudCodable: Codable, Sendable {
     /// The model's identity, which becomes the record's name. It must be
     /// stable for the life of the model and unique among models of its type.
@@ -55,6 +61,29 @@ public protocol CloudCodable: Codable, Sendable {
     /// properties a default: make them optional, or decode a missing one
     /// as a default value.
     static var cloudLocalFields: Set<String> { get }
+
+    /// The fields whose text the default
+    /// ``resolveConflict(client:server:ancestor:)`` merges when both sides
+    /// changed them, rather than taking the client's value: the record field
+    /// names (the coding keys) of `String` properties. Empty by default.
+    ///
+    /// ```swift
+    /// struct Photo: CloudCodable, Identifiable {
+    ///     static var cloudTextMergedFields: Set<String> { ["caption"] }
+    ///     var id: UUID
+    ///     var caption: String
+    ///     var cloudMetadata: RecordMetadata?
+    /// }
+    /// ```
+    ///
+    /// Such a field merges as ``TextMerge/merge(ancestor:client:server:)``
+    /// describes when the ancestor is known and the field is a string on all
+    /// three sides; otherwise (a field one side cleared, a merge without an
+    /// ancestor) the default rule decides. The field is an ordinary STRING
+    /// on the wire (sealed like any other when it is also among
+    /// ``cloudEncryptedFields``: the merge works on the text in clear). A
+    /// resolver of your own can call ``TextMerge`` itself.
+    static var cloudTextMergedFields: Set<String> { get }
 
     /// The ``cloudIdentifier`` of the model this one belongs under, in the
     /// same zone (a photo's album), or `nil` (the default).
@@ -98,10 +127,23 @@ public protocol CloudCodable: Codable, Sendable {
     ///   `server` and drop the local change.
     ///
     /// The default is a field-level three-way merge: a field changed on one
-    /// side only takes that side's value; a field changed on both sides (or
-    /// any differing field when there is no ancestor) takes the client's.
-    /// Fields are compared as they encode: equal values encode to equal
-    /// fields (nested JSON has its keys sorted, sets their elements), so
-    /// only real edits count as changes.
+    /// side only takes that side's value; a field changed on both sides
+    /// takes the client's, except a field named in
+    /// ``cloudTextMergedFields``, which takes both sides' text merged with
+    /// ``TextMerge`` (when it is a string on all three sides). Fields are
+    /// compared as they encode: equal values encode to equal fields (nested
+    /// JSON has its keys sorted, sets their elements), so only real edits
+    /// count as changes.
+    ///
+    /// Without an ancestor, it depends on where the client's value came
+    /// from. One without ``cloudMetadata`` never saw a version of the
+    /// record: two devices created the same record name (see
+    /// ``CloudIdentifier``), so the merge treats the ancestor as a record
+    /// with no fields: a field only one side set keeps its value, and a
+    /// field both set differently takes the client's (text included).
+    /// Fields such a value leaves out (`nil` optionals) therefore never
+    /// clear the server's. A client value with metadata whose ancestor is
+    /// no longer known takes the client's value for every field that
+    /// differs.
     static func resolveConflict(client: Self, server: Self, ancestor: Self?) -> Self?
 }

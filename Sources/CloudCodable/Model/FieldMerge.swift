@@ -1,5 +1,6 @@
 /// The default conflict resolution of ``CloudCodable``: a three-way merge of
-/// the records the three values encode to.
+/// the records the three values encode to, with the model's
+/// ``CloudCodable/cloudTextMergedFields`` merged as text.
 enum FieldMerge {
     static func merge<Model: CloudCodable>(client: Model, server: Model, ancestor: Model?) -> Model {
         // The encoders never throw for values the engine already accepted
@@ -9,11 +10,18 @@ enum FieldMerge {
         guard let clientRecord = try? limitless.encode(client),
             let serverRecord = try? limitless.encode(server)
         else { return rebased(client, onto: server) }
-        let ancestorFields = ancestor.flatMap { try? limitless.encode($0) }?.fields
+        var ancestorFields = ancestor.flatMap { try? limitless.encode($0) }?.fields
+        if ancestorFields == nil, client.cloudMetadata == nil {
+            // A value made without metadata never saw a server version (two
+            // devices created one record name): a field it lacks is one it
+            // never had, not one it cleared, so the other side's stays.
+            ancestorFields = RecordFields()
+        }
 
         var merged = serverRecord
         merged.fields = merge(
-            client: clientRecord.fields, server: serverRecord.fields, ancestor: ancestorFields)
+            client: clientRecord.fields, server: serverRecord.fields, ancestor: ancestorFields,
+            mergingText: Model.cloudTextMergedFields)
         guard var value = try? RecordDecoder().decode(Model.self, from: merged) else {
             return rebased(client, onto: server)
         }
@@ -22,11 +30,13 @@ enum FieldMerge {
     }
 
     /// Merges field dictionaries: a field that one side left as the ancestor
-    /// had it takes the other side's value; otherwise the client's value wins.
-    /// A field absent on a side counts as that side's value (`nil`).
+    /// had it takes the other side's value; a field in `mergingText` that
+    /// both sides changed, a string on all three, takes their text merged
+    /// (``TextMerge``); otherwise the client's value wins. A field absent on
+    /// a side counts as that side's value (`nil`).
     static func merge(
         client: RecordFields, server: RecordFields,
-        ancestor: RecordFields?
+        ancestor: RecordFields?, mergingText: Set<String> = []
     ) -> RecordFields {
         guard let ancestor else { return client }
         var result = client
@@ -34,7 +44,13 @@ enum FieldMerge {
             let base = ancestor[key]
             let mine = client[key]
             let theirs = server[key]
-            if sameValue(mine, base) { result[key] = theirs }  // only the server changed it (or nobody)
+            if sameValue(mine, base) {
+                result[key] = theirs  // only the server changed it (or nobody)
+            } else if mergingText.contains(key), !sameValue(theirs, base), case .string(let text)? = base,
+                case .string(let clientText)? = mine, case .string(let serverText)? = theirs
+            {
+                result[key] = .string(TextMerge.merge(ancestor: text, client: clientText, server: serverText))
+            }
         }
         return result
     }
