@@ -59,6 +59,9 @@ final class SimulationDevice {
     /// sends every edit as a full `replace`, which must carry the fields
     /// its model does not declare.
     var sendsFieldDeltas = true
+    /// The history's key the device's engines write the encrypted field
+    /// with (``SimulationKeys/all``); it moves on when the device rotates.
+    var currentKey = 0
 
     init(index: Int, handle: InMemoryCloudDatabase, directory: URL) {
         self.index = index

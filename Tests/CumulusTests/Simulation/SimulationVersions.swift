@@ -11,6 +11,8 @@ import Cumulus
 ///   every record of the earlier versions still decodes. Version 1 and 2
 ///   cannot decode a record version 3 created (it has no body): their
 ///   engines keep it undecodable until the device updates.
+///
+/// Every version encrypts the title (``SimVersions/encryptedFields``).
 protocol SimModel: CloudCodable, Identifiable<String>, Hashable {
     /// The version's number, 1 to 3.
     static var version: Int { get }
@@ -25,6 +27,8 @@ protocol SimModel: CloudCodable, Identifiable<String>, Hashable {
 /// The version types by number.
 enum SimVersions {
     static let all: [Int] = [1, 2, 3]
+    /// The fields every version encrypts: one all of them declare.
+    static let encryptedFields: Set<String> = [SimulationKeys.encryptedField.rawValue]
 
     /// The fields version `version` declares.
     static func fields(of version: Int) -> [SimField] {
@@ -73,6 +77,7 @@ struct SimNoteV1: SimModel {
     static let version = 1
     static let fields: [SimField] = [.title, .body, .count, .tags]
     static var cloudRecordType: String { SimNote.cloudRecordType }
+    static var cloudEncryptedFields: Set<String> { SimVersions.encryptedFields }
 
     var id: String
     var title: String
@@ -100,6 +105,7 @@ struct SimNoteV2: SimModel {
     static let version = 2
     static let fields: [SimField] = [.title, .body, .count, .tags, .rating]
     static var cloudRecordType: String { SimNote.cloudRecordType }
+    static var cloudEncryptedFields: Set<String> { SimVersions.encryptedFields }
 
     var id: String
     var title: String
@@ -130,6 +136,7 @@ struct SimNoteV3: SimModel {
     static let version = 3
     static let fields: [SimField] = [.title, .count, .tags, .rating]
     static var cloudRecordType: String { SimNote.cloudRecordType }
+    static var cloudEncryptedFields: Set<String> { SimVersions.encryptedFields }
     /// What a record without a rating reads as.
     static let defaultRating = 0
 

@@ -7,7 +7,7 @@ extension Simulator {
     static let stepWeights: [(SimulationOperation, Int)] = [
         (.create, 8), (.edit, 20), (.staleEdit, 8), (.revert, 6), (.delete, 5), (.sync, 25),
         (.connectivity, 3), (.restart, 3), (.switchUser, 2), (.signOut, 1),
-        (.fault, 8), (.lostAnswer, 4), (.zoneDelete, 1), (.expireTokens, 2),
+        (.fault, 8), (.lostAnswer, 4), (.zoneDelete, 1), (.expireTokens, 2), (.rotateKey, 1),
     ]
 
     /// How often each operation is picked on a device whose sync waits to retry.
@@ -74,6 +74,7 @@ extension Simulator {
         case .accept: try await accept(on: device)
         case .leave: try await leave(on: device)
         case .upgrade: try await upgrade(device)
+        case .rotateKey: try await rotateKey(of: device)
         case .kill, .duringRetry: break
         }
     }
@@ -227,7 +228,8 @@ extension Simulator {
     /// Closes the engine and opens a new one on the same journal; before
     /// closing, a second engine on the directory must be refused.
     func restart(_ device: SimulationDevice) async throws {
-        var refused = Self.configuration(clock: clock, randomSeed: 0)
+        var refused = Self.configuration(
+            clock: clock, randomSeed: 0, encryption: keys.encryption(current: device.currentKey))
         refused.directoryWait = .zero
         do {
             _ = try await Self.openEngine(
@@ -277,6 +279,18 @@ extension Simulator {
                 detail: "device \(device.index) updated to v\(device.version) still lists \(held.sorted()) "
                     + "as undecodable")
         }
+    }
+
+    /// The device's app writes the encrypted field with the history's next
+    /// key from now on: its engine reopens with it, every key still reading.
+    private func rotateKey(of device: SimulationDevice) async throws {
+        guard device.currentKey < keys.all.count - 1 else { return }
+        device.currentKey += 1
+        stats.keyRotations += 1
+        record("d\(device.index) rotates to key \(keys.all[device.currentKey].identifier)")
+        // A participant's device without an engine opens with the key on accepting.
+        guard device.engine != nil else { return }
+        try await restart(device)
     }
 
     private func switchUser(of device: SimulationDevice) {
