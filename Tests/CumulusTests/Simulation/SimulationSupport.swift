@@ -40,6 +40,13 @@ enum SimulationInvariant: String, Sendable, CaseIterable {
     /// The server holds every note's encrypted field as an envelope (`CUE1`)
     /// that opens with the history's keys and shows nothing of the value.
     case encryptedOnServer
+    /// No local-only field (the notes' `mark`) reaches the server or
+    /// another device, and a change of local-only fields alone queues nothing.
+    case localFieldsStayLocal
+    /// While a device holds a record, its model carries the mark its app
+    /// last uploaded the record with: through restarts, updates and other
+    /// devices' versions of the record.
+    case localFieldsKept
 }
 
 /// A broken invariant: what the simulator prints, with the seed that replays it.
@@ -98,6 +105,8 @@ enum SimulationOperation: String, CaseIterable, Sendable {
     /// A device's app moves to the history's next key for new writes of
     /// the encrypted field; its engine reopens with it.
     case rotateKey
+    /// The app uploads a model whose only change is its local-only mark.
+    case mark
 }
 
 /// How many histories of how many operations, from which seeds.
@@ -175,6 +184,9 @@ struct SimulationStats: Sendable {
     var keyRotations = 0
     var sealedValues = 0
     var sealedAtEnd: [String: Int] = [:]
+    /// Uploads of a mark alone, and marks found on a device as its app last set them.
+    var markOnlyUploads = 0
+    var marksChecked = 0
     var failures: [SimulationInvariant: Int] = [:]
 
     mutating func add(_ other: SimulationStats) {
@@ -202,6 +214,8 @@ struct SimulationStats: Sendable {
         keyRotations += other.keyRotations
         sealedValues += other.sealedValues
         sealedAtEnd.merge(other.sealedAtEnd, uniquingKeysWith: +)
+        markOnlyUploads += other.markOnlyUploads
+        marksChecked += other.marksChecked
         failures.merge(other.failures, uniquingKeysWith: +)
     }
 
@@ -228,6 +242,7 @@ struct SimulationStats: Sendable {
             + " faults[\(faultList)]\(sharingSummary)"
             + " upgrades=\(upgrades) fieldChanges=\(fieldChanges) undecodableReports=\(undecodableReports)"
             + " keyRotations=\(keyRotations) sealedValues=\(sealedValues) sealedAtEnd[\(sealedList)]"
+            + " markOnlyUploads=\(markOnlyUploads) marksChecked=\(marksChecked)"
             + " failures[\(failureList.joined(separator: " "))]"
     }
 }

@@ -87,6 +87,7 @@ extension Simulator {
                 }
                 if options.sharing { try await checkSharing(accessBefore: access) }
                 try await checkFields()
+                try await checkLocalFields()
                 // A change the server's record refused because this version
                 // cannot read that record waits for the app's update.
                 let unreadable = await engine.undecodableRecords
@@ -175,6 +176,44 @@ extension Simulator {
             for record in await server.storedRecords(in: zone, of: user) {
                 guard case .bytes(let sealed)? = record.fields[field] else { continue }
                 stats.sealedAtEnd[SimulationKeys.keyIdentifier(of: sealed) ?? "none", default: 0] += 1
+            }
+        }
+    }
+
+    /// Local-only fields stay where they were set: the server holds no
+    /// mark, a device's models carry only marks of its own, and each model
+    /// a device holds carries the mark its app last uploaded it with.
+    func checkLocalFields() async throws {
+        for user in users {
+            for record in await server.storedRecords(in: zone, of: user)
+            where record.recordType == SimNote.cloudRecordType {
+                for field in SimVersions.localFields where record.fields[field] != nil {
+                    throw InvariantBroken(
+                        invariant: .localFieldsStayLocal,
+                        detail: "\(user)'s \(record.recordName) holds local-only field \(field) on the server")
+                }
+            }
+        }
+        for device in devices {
+            guard let engine = device.engine else { continue }
+            let held = await engine.notes
+            let names = Set(held.map(\.id))
+            // What the device no longer holds it forgot, or will show again only as a version of its own.
+            device.marks = device.marks.filter { names.contains($0.key) }
+            for note in held {
+                if let mark = note.mark, !mark.hasPrefix(device.markPrefix) {
+                    throw InvariantBroken(
+                        invariant: .localFieldsStayLocal,
+                        detail: "device \(device.index)'s \(note.id) carries \(mark), another device's mark")
+                }
+                guard let expected = device.marks[note.id] else { continue }
+                stats.marksChecked += 1
+                guard note.mark == expected else {
+                    throw InvariantBroken(
+                        invariant: .localFieldsKept,
+                        detail: "device \(device.index)'s \(note.id) carries mark \(note.mark ?? "nil"), "
+                            + "its app last set \(expected ?? "nil")")
+                }
             }
         }
     }

@@ -111,6 +111,7 @@ final class Simulator {
                 try await step()
                 try await checkOwnRecordsOnly()
                 try await checkEncryptedFields()
+                try await checkLocalFields()
                 try await checkFields()
                 if options.sharing { try await checkSharing(accessBefore: access) }
             }
