@@ -127,6 +127,39 @@ struct LocalFieldsTests {
         try await devices.expectServerFields("c", ["id": .string("c"), "title": .string("Mine")])
     }
 
+    @Test("an older copy uploaded while a change is queued on a newer version keeps the upload's local fields")
+    func olderCopyMergedWithQueuedChange() async throws {
+        let device = try await devices.engine(Clip.self)
+        try await device.upload(Clip(id: "c", title: "Beach"))
+        try await device.sync()
+        let older = try #require(await device.model(withIdentifier: "c"))
+        let other = try await devices.engine(Clip.self)
+        try await other.sync()
+        var theirs = try #require(await other.model(withIdentifier: "c"))
+        theirs.title = "Beach at dusk"
+        try await other.upload(theirs)
+        try await other.sync()
+        try await device.sync()
+
+        // A change queued on the newer version, then the app saves a copy it kept of the older one.
+        var queued = try #require(await device.model(withIdentifier: "c"))
+        queued.title = "Mine"
+        queued.draft = "first"
+        try await device.upload(queued)
+        var kept = older
+        kept.draft = "second"
+        kept.localPath = "/tmp/beach.mov"
+        try await device.upload(kept)
+
+        let model = try #require(await device.model(withIdentifier: "c"))
+        #expect(model.title == "Mine")
+        #expect(model.draft == "second")
+        #expect(model.localPath == "/tmp/beach.mov")
+        try await device.sync()
+        try await devices.expectServerFields("c", ["id": .string("c"), "title": .string("Mine")])
+        #expect(await device.model(withIdentifier: "c")?.draft == "second")
+    }
+
     @Test("a field another app version syncs under a local field's name stays on the server")
     func serverFieldOfTheSameNameIsKept() async throws {
         let older = try await devices.engine(SyncedDraftClip.self)

@@ -355,6 +355,41 @@ struct QueuedEditAcrossUpdateTests {
         #expect(await updated.pendingChangeCount == 0)
     }
 
+    /// Found by the simulation's long mode, history 1757 of mixed versions.
+    @Test("an edit version 1 queued on a create whose answer was lost survives a conflict after the update")
+    func queuedEditOnCreateInDoubtSurvivesConflict() async throws {
+        let directory = temporaryDirectory("updated")
+        let other = try await devices.engine(NoteV3.self)
+        do {
+            let handle = devices.server.database(signedInAs: "alice")
+            let v1 = try await devices.engine(NoteV1.self, directory: directory, database: handle) {
+                $0.retryPolicy = RetryPolicy(jitter: 0, maximumAttempts: 1)
+            }
+            try await v1.sync()
+            try await v1.upload(NoteV1(id: "n", title: "Draft", body: "old"))
+            handle.inject(.networkFailure(afterApplying: true), count: 1, on: [.modifyRecords])
+            await #expect(throws: CloudError.self) { try await v1.sync() }
+            // The create arrived; this device does not know it, and edits the body on top of it.
+            var edit = try #require(await v1.model(withIdentifier: "n"))
+            #expect(edit.cloudMetadata?.changeTag == nil)
+            edit.body = "new"
+            try await v1.upload(edit)
+            await v1.close()
+        }
+        try await other.sync()
+        var retitled = try #require(await other.model(withIdentifier: "n"))
+        retitled.title = "Final"
+        try await other.upload(retitled)
+        try await other.sync()
+
+        // Version 3 does not declare the body; the conflict must keep the edit version 1 queued.
+        let updated = try await devices.engine(NoteV3.self, directory: directory)
+        try await updated.sync()
+        try await devices.expectServerFields(
+            "n", ["id": .string("n"), "title": .string("Final"), "body": .string("new")])
+        #expect(await updated.pendingChangeCount == 0)
+    }
+
     @Test("a rating version 2 cleared stays cleared when version 3, which reads none as 0, merges it")
     func clearedFieldStaysClearedThroughDefault() async throws {
         let directory = temporaryDirectory("updated")

@@ -59,7 +59,22 @@ extension Replica {
             let model = try? decoder.decode(Model.self, from: readable(record))
             server[name] = ServerVersion(json: version.json, metadata: version.metadata, model: model)
         }
+        // So does the model of the change queued for it: merged with an upload, its
+        // older values would win over the upload's (the ancestor reads the new ones).
+        if let queued = pendingModels[name], let model = withLocalValues(queued, of: name) {
+            pendingModels[name] = model
+        }
         return true
+    }
+
+    /// `model` with the record's local-only values as the replica holds them.
+    private func withLocalValues(_ model: Model, of name: String) -> Model? {
+        guard var record = try? limitlessEncoder.encode(model) else { return nil }
+        _ = Self.takingLocalFields(from: &record)
+        for (field, value) in local[name] ?? RecordFields() { record.fields[field] = value }
+        guard var updated = try? decoder.decode(Model.self, from: record) else { return nil }
+        updated.cloudMetadata = model.cloudMetadata
+        return updated
     }
 
     /// Forgets the record's local-only values: the record is gone.

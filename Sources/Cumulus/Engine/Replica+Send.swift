@@ -181,7 +181,10 @@ extension Replica {
             return
         }
         let ancestor = conflictAncestor(name, server: record)
-        let queuedBase = pending[name].flatMap { editBase(of: name, tag: $0.baseTag)?.record }
+        // A create whose answer was lost has no base tag: the write it sent,
+        // which the server's version grew from, is the base of what was queued since.
+        let queuedBase =
+            pending[name].flatMap { editBase(of: name, tag: $0.baseTag)?.record } ?? sentCreate(name, grownInto: record)
         settle(name, &effects)
         guard let serverModel = try setServer(name, record, &effects) else {
             let reason = "the server's version does not decode as \(Model.self)"
@@ -243,6 +246,15 @@ extension Replica {
         if let base = model(named: name, tag: baseTag) { return base }
         if baseTag == nil, WriteLineage.identifiers(of: record).isEmpty { return lastSentModel(name) }
         return nil
+    }
+
+    /// The create in doubt the server's record grew from, when the pending
+    /// change has no base tag (it was queued on that create).
+    private func sentCreate(_ name: String, grownInto record: Record) -> Record? {
+        guard let change = pending[name], change.baseTag == nil,
+            let grown = writeGrownFrom(name, in: record), case .save(let sent) = grown.kind
+        else { return nil }
+        return sent
     }
 
     /// The model of the last save in doubt of the record, if any.

@@ -106,7 +106,8 @@ struct SharingSelfTests {
         let broken = try await SyncEngine<SimNoteV1>(
             database: simulator.server.database(signedInAs: "alice"),
             directory: simulator.root.appendingPathComponent("broken"),
-            configuration: SyncConfiguration(automaticSync: false))
+            configuration: Simulator.configuration(
+                clock: simulator.clock, randomSeed: 0, encryption: simulator.keys.encryption(current: 0)))
         try await broken.sync()
         bob.engine = broken
         bob.lastSuccessfulSync = simulator.nextTick()

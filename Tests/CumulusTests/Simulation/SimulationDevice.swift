@@ -59,6 +59,15 @@ final class SimulationDevice {
     /// sends every edit as a full `replace`, which must carry the fields
     /// its model does not declare.
     var sendsFieldDeltas = true
+    /// The history's key the device's engines write the encrypted field
+    /// with (``SimulationKeys/all``); it moves on when the device rotates.
+    var currentKey = 0
+    /// For each record, the mark (local-only) the device's app last
+    /// uploaded it with, `nil` for none: its engine must show it while it
+    /// holds the record. Kept through restarts; forgotten once the device
+    /// no longer holds the record, or its engine drops everything (another
+    /// user, a lost share).
+    var marks: [String: String?] = [:]
 
     init(index: Int, handle: InMemoryCloudDatabase, directory: URL) {
         self.index = index
@@ -70,6 +79,9 @@ final class SimulationDevice {
     func forget(_ identifier: String) {
         screens[identifier] = nil
     }
+
+    /// The prefix of every mark this device's app writes: marks name their device.
+    var markPrefix: String { "d\(index)." }
 
     /// The app forgets everything it kept (a restart or another user).
     func forgetAll() {

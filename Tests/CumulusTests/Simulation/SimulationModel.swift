@@ -20,11 +20,15 @@ struct SimNote: CloudCodable, Identifiable, Hashable {
     /// Added by version 2 (optional), required by version 3. The simulation
     /// never writes 0, version 3's default for a record without it.
     var rating: Int? = nil
+    /// Every version's local-only field: the device's own value, which
+    /// the server never holds and other devices never see. Not part of
+    /// ``content``, since devices legitimately differ on it.
+    var mark: String? = nil
     var cloudMetadata: RecordMetadata?
 
     init(
         id: String, title: String, body: String?, count: Int, tags: [String], rating: Int? = nil,
-        cloudMetadata: RecordMetadata? = nil
+        mark: String? = nil, cloudMetadata: RecordMetadata? = nil
     ) {
         self.id = id
         self.title = title
@@ -32,6 +36,7 @@ struct SimNote: CloudCodable, Identifiable, Hashable {
         self.count = count
         self.tags = tags
         self.rating = rating
+        self.mark = mark
         self.cloudMetadata = cloudMetadata
     }
 

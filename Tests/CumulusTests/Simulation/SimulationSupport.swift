@@ -37,6 +37,16 @@ enum SimulationInvariant: String, Sendable, CaseIterable {
     /// A device's engine lists as undecodable exactly the records of its
     /// zone its version cannot decode, and reports each once per server version.
     case undecodableKept
+    /// The server holds every note's encrypted field as an envelope (`CUE1`)
+    /// that opens with the history's keys and shows nothing of the value.
+    case encryptedOnServer
+    /// No local-only field (the notes' `mark`) reaches the server or
+    /// another device, and a change of local-only fields alone queues nothing.
+    case localFieldsStayLocal
+    /// While a device holds a record, its model carries the mark its app
+    /// last uploaded the record with: through restarts, updates and other
+    /// devices' versions of the record.
+    case localFieldsKept
 }
 
 /// A broken invariant: what the simulator prints, with the seed that replays it.
@@ -92,6 +102,11 @@ enum SimulationOperation: String, CaseIterable, Sendable {
     /// the histories of mixed versions): its engine closes and one of the
     /// newer model type opens on the same directory.
     case upgrade
+    /// A device's app moves to the history's next key for new writes of
+    /// the encrypted field; its engine reopens with it.
+    case rotateKey
+    /// The app uploads a model whose only change is its local-only mark.
+    case mark
 }
 
 /// How many histories of how many operations, from which seeds.
@@ -164,6 +179,14 @@ struct SimulationStats: Sendable {
     var upgrades = 0
     var fieldChanges = 0
     var undecodableReports = 0
+    /// Key rotations, distinct encrypted values found sealed on the server,
+    /// and the values on the server at the end of the histories by key.
+    var keyRotations = 0
+    var sealedValues = 0
+    var sealedAtEnd: [String: Int] = [:]
+    /// Uploads of a mark alone, and marks found on a device as its app last set them.
+    var markOnlyUploads = 0
+    var marksChecked = 0
     var failures: [SimulationInvariant: Int] = [:]
 
     mutating func add(_ other: SimulationStats) {
@@ -188,6 +211,11 @@ struct SimulationStats: Sendable {
         upgrades += other.upgrades
         fieldChanges += other.fieldChanges
         undecodableReports += other.undecodableReports
+        keyRotations += other.keyRotations
+        sealedValues += other.sealedValues
+        sealedAtEnd.merge(other.sealedAtEnd, uniquingKeysWith: +)
+        markOnlyUploads += other.markOnlyUploads
+        marksChecked += other.marksChecked
         failures.merge(other.failures, uniquingKeysWith: +)
     }
 
@@ -203,6 +231,7 @@ struct SimulationStats: Sendable {
     /// One line: every figure, faults and failures by kind.
     var summary: String {
         let faultList = faults.keys.sorted().map { "\($0)=\(faults[$0]!)" }.joined(separator: " ")
+        let sealedList = sealedAtEnd.keys.sorted().map { "\($0)=\(sealedAtEnd[$0]!)" }.joined(separator: " ")
         let failureList = failures.keys.map(\.rawValue).sorted().map { name in
             "\(name)=\(failures[SimulationInvariant(rawValue: name)!]!)"
         }
@@ -212,6 +241,8 @@ struct SimulationStats: Sendable {
             + " userSwitches=\(userSwitches) conflicts=\(conflicts)"
             + " faults[\(faultList)]\(sharingSummary)"
             + " upgrades=\(upgrades) fieldChanges=\(fieldChanges) undecodableReports=\(undecodableReports)"
+            + " keyRotations=\(keyRotations) sealedValues=\(sealedValues) sealedAtEnd[\(sealedList)]"
+            + " markOnlyUploads=\(markOnlyUploads) marksChecked=\(marksChecked)"
             + " failures[\(failureList.joined(separator: " "))]"
     }
 }

@@ -52,7 +52,7 @@ struct SimulationTests {
         var options = SimulationOptions(seeds: Array(1...10), operations: 150)
         options.disabled = [
             .staleEdit, .connectivity, .restart, .kill, .switchUser, .signOut,
-            .fault, .lostAnswer, .zoneDelete, .expireTokens, .duringRetry,
+            .fault, .lostAnswer, .zoneDelete, .expireTokens, .duringRetry, .rotateKey,
         ]
         let (stats, failures) = await runSimulation(options)
         print(stats.summary)

@@ -11,6 +11,9 @@ import Cumulus
 ///   every record of the earlier versions still decodes. Version 1 and 2
 ///   cannot decode a record version 3 created (it has no body): their
 ///   engines keep it undecodable until the device updates.
+///
+/// Every version encrypts the title (``SimVersions/encryptedFields``) and
+/// keeps a `mark` on the device (``SimVersions/localFields``).
 protocol SimModel: CloudCodable, Identifiable<String>, Hashable {
     /// The version's number, 1 to 3.
     static var version: Int { get }
@@ -25,6 +28,10 @@ protocol SimModel: CloudCodable, Identifiable<String>, Hashable {
 /// The version types by number.
 enum SimVersions {
     static let all: [Int] = [1, 2, 3]
+    /// The fields every version encrypts: one all of them declare.
+    static let encryptedFields: Set<String> = [SimulationKeys.encryptedField.rawValue]
+    /// The fields every version keeps on the device.
+    static let localFields: Set<String> = ["mark"]
 
     /// The fields version `version` declares.
     static func fields(of version: Int) -> [SimField] {
@@ -73,12 +80,15 @@ struct SimNoteV1: SimModel {
     static let version = 1
     static let fields: [SimField] = [.title, .body, .count, .tags]
     static var cloudRecordType: String { SimNote.cloudRecordType }
+    static var cloudEncryptedFields: Set<String> { SimVersions.encryptedFields }
+    static var cloudLocalFields: Set<String> { SimVersions.localFields }
 
     var id: String
     var title: String
     var body: String
     var count: Int
     var tags: [String]
+    var mark: String? = nil
     var cloudMetadata: RecordMetadata?
 
     init(_ note: SimNote) {
@@ -87,11 +97,12 @@ struct SimNoteV1: SimModel {
         body = note.body ?? ""
         count = note.count
         tags = note.tags
+        mark = note.mark
         cloudMetadata = note.cloudMetadata
     }
 
     var note: SimNote {
-        SimNote(id: id, title: title, body: body, count: count, tags: tags, cloudMetadata: cloudMetadata)
+        SimNote(id: id, title: title, body: body, count: count, tags: tags, mark: mark, cloudMetadata: cloudMetadata)
     }
 }
 
@@ -100,6 +111,8 @@ struct SimNoteV2: SimModel {
     static let version = 2
     static let fields: [SimField] = [.title, .body, .count, .tags, .rating]
     static var cloudRecordType: String { SimNote.cloudRecordType }
+    static var cloudEncryptedFields: Set<String> { SimVersions.encryptedFields }
+    static var cloudLocalFields: Set<String> { SimVersions.localFields }
 
     var id: String
     var title: String
@@ -107,6 +120,7 @@ struct SimNoteV2: SimModel {
     var count: Int
     var tags: [String]
     var rating: Int?
+    var mark: String? = nil
     var cloudMetadata: RecordMetadata?
 
     init(_ note: SimNote) {
@@ -116,12 +130,14 @@ struct SimNoteV2: SimModel {
         count = note.count
         tags = note.tags
         rating = note.rating
+        mark = note.mark
         cloudMetadata = note.cloudMetadata
     }
 
     var note: SimNote {
         SimNote(
-            id: id, title: title, body: body, count: count, tags: tags, rating: rating, cloudMetadata: cloudMetadata)
+            id: id, title: title, body: body, count: count, tags: tags, rating: rating, mark: mark,
+            cloudMetadata: cloudMetadata)
     }
 }
 
@@ -130,6 +146,8 @@ struct SimNoteV3: SimModel {
     static let version = 3
     static let fields: [SimField] = [.title, .count, .tags, .rating]
     static var cloudRecordType: String { SimNote.cloudRecordType }
+    static var cloudEncryptedFields: Set<String> { SimVersions.encryptedFields }
+    static var cloudLocalFields: Set<String> { SimVersions.localFields }
     /// What a record without a rating reads as.
     static let defaultRating = 0
 
@@ -138,10 +156,11 @@ struct SimNoteV3: SimModel {
     var count: Int
     var tags: [String]
     var rating: Int
+    var mark: String? = nil
     var cloudMetadata: RecordMetadata?
 
     private enum CodingKeys: String, CodingKey {
-        case id, title, count, tags, rating, cloudMetadata
+        case id, title, count, tags, rating, mark, cloudMetadata
     }
 
     init(_ note: SimNote) {
@@ -150,6 +169,7 @@ struct SimNoteV3: SimModel {
         count = note.count
         tags = note.tags
         rating = note.rating ?? Self.defaultRating
+        mark = note.mark
         cloudMetadata = note.cloudMetadata
     }
 
@@ -162,6 +182,7 @@ struct SimNoteV3: SimModel {
         count = try container.decode(Int.self, forKey: .count)
         tags = try container.decode([String].self, forKey: .tags)
         rating = try container.decodeIfPresent(Int.self, forKey: .rating) ?? Self.defaultRating
+        mark = try container.decodeIfPresent(String.self, forKey: .mark)
         // The record decoder sets the metadata, which is never a field.
         cloudMetadata = nil
     }
@@ -170,6 +191,6 @@ struct SimNoteV3: SimModel {
     var note: SimNote {
         SimNote(
             id: id, title: title, body: nil, count: count, tags: tags,
-            rating: rating == Self.defaultRating ? nil : rating, cloudMetadata: cloudMetadata)
+            rating: rating == Self.defaultRating ? nil : rating, mark: mark, cloudMetadata: cloudMetadata)
     }
 }

@@ -59,6 +59,8 @@ extension Simulator {
         }
         try await syncUntilQuiet(user)
         try await checkOwnRecordsOnly()
+        try await checkEncryptedFields()
+        await countSealedValues()
         try await checkConvergence(of: user)
         try await checkOracle()
     }
@@ -85,6 +87,7 @@ extension Simulator {
                 }
                 if options.sharing { try await checkSharing(accessBefore: access) }
                 try await checkFields()
+                try await checkLocalFields()
                 // A change the server's record refused because this version
                 // cannot read that record waits for the app's update.
                 let unreadable = await engine.undecodableRecords
@@ -111,11 +114,107 @@ extension Simulator {
 
     /// The notes a user's zone holds, with the server's metadata.
     func storedNotes(of user: String) async throws -> [SimNote] {
-        try await server.storedRecords(in: zone, of: user).filter { $0.recordType == SimNote.cloudRecordType }.map {
-            record in
+        try await openedRecords(of: user).map { record in
             var note = try RecordDecoder().decode(SimNote.self, from: record)
             note.cloudMetadata = record.metadata
             return note
+        }
+    }
+
+    /// The notes' records a user's zone holds, read as the devices read
+    /// them: the encrypted field opened with the history's keys.
+    func openedRecords(of user: String) async throws -> [Record] {
+        try await server.storedRecords(in: zone, of: user).filter { $0.recordType == SimNote.cloudRecordType }.map {
+            try opened($0, of: user)
+        }
+    }
+
+    /// `record` with its encrypted field opened, once the field is found
+    /// sealed: an envelope that names one of the history's keys, opens to
+    /// a string, and does not hold that string in clear.
+    func opened(_ record: Record, of user: String) throws -> Record {
+        let field = SimulationKeys.encryptedField.rawValue
+        let name = "\(user)'s \(record.recordName).\(field)"
+        guard case .bytes(let sealed)? = record.fields[field], sealed.starts(with: SimulationKeys.magic) else {
+            let held = record.fields[field].map { "\($0)" } ?? "nothing"
+            throw InvariantBroken(invariant: .encryptedOnServer, detail: "\(name) is not sealed: \(held)")
+        }
+        var result = record
+        // Opening costs a few SHA-256 blocks, and the checks read every record after every step.
+        let cacheKey = SealedValue(recordName: record.recordName, sealed: sealed)
+        if let value = openedValues[cacheKey] {
+            result.fields[field] = .string(value)
+            return result
+        }
+        do {
+            result = try keys.reader.open(record, fields: SimVersions.encryptedFields)
+        } catch {
+            throw InvariantBroken(invariant: .encryptedOnServer, detail: "\(name) does not open: \(error)")
+        }
+        guard case .string(let value)? = result.fields[field] else {
+            let held = result.fields[field].map { "\($0)" } ?? "nothing"
+            throw InvariantBroken(invariant: .encryptedOnServer, detail: "\(name) opens to \(held)")
+        }
+        // Quoted as in the sealed wire JSON: too long to turn up by chance in random bytes.
+        if sealed.range(of: Data("\"\(value)\"".utf8)) != nil {
+            throw InvariantBroken(invariant: .encryptedOnServer, detail: "\(name) holds \(value) in clear")
+        }
+        openedValues[cacheKey] = value
+        stats.sealedValues += 1
+        return result
+    }
+
+    /// Every user's zone holds its notes' encrypted field sealed (see ``opened(_:of:)``).
+    func checkEncryptedFields() async throws {
+        for user in users { _ = try await openedRecords(of: user) }
+    }
+
+    /// Counts the encrypted values on the server by the key that sealed them.
+    func countSealedValues() async {
+        let field = SimulationKeys.encryptedField.rawValue
+        for user in users {
+            for record in await server.storedRecords(in: zone, of: user) {
+                guard case .bytes(let sealed)? = record.fields[field] else { continue }
+                stats.sealedAtEnd[SimulationKeys.keyIdentifier(of: sealed) ?? "none", default: 0] += 1
+            }
+        }
+    }
+
+    /// Local-only fields stay where they were set: the server holds no
+    /// mark, a device's models carry only marks of its own, and each model
+    /// a device holds carries the mark its app last uploaded it with.
+    func checkLocalFields() async throws {
+        for user in users {
+            for record in await server.storedRecords(in: zone, of: user)
+            where record.recordType == SimNote.cloudRecordType {
+                for field in SimVersions.localFields where record.fields[field] != nil {
+                    throw InvariantBroken(
+                        invariant: .localFieldsStayLocal,
+                        detail: "\(user)'s \(record.recordName) holds local-only field \(field) on the server")
+                }
+            }
+        }
+        for device in devices {
+            guard let engine = device.engine else { continue }
+            let held = await engine.notes
+            let names = Set(held.map(\.id))
+            // What the device no longer holds it forgot, or will show again only as a version of its own.
+            device.marks = device.marks.filter { names.contains($0.key) }
+            for note in held {
+                if let mark = note.mark, !mark.hasPrefix(device.markPrefix) {
+                    throw InvariantBroken(
+                        invariant: .localFieldsStayLocal,
+                        detail: "device \(device.index)'s \(note.id) carries \(mark), another device's mark")
+                }
+                guard let expected = device.marks[note.id] else { continue }
+                stats.marksChecked += 1
+                guard note.mark == expected else {
+                    throw InvariantBroken(
+                        invariant: .localFieldsKept,
+                        detail: "device \(device.index)'s \(note.id) carries mark \(note.mark ?? "nil"), "
+                            + "its app last set \(expected ?? "nil")")
+                }
+            }
         }
     }
 
@@ -124,9 +223,7 @@ extension Simulator {
     /// records its version cannot decode; a participant's device holds
     /// them while they have access, and nothing after.
     func checkConvergence(of user: String) async throws {
-        let records = await server.storedRecords(in: zone, of: user).filter {
-            $0.recordType == SimNote.cloudRecordType
-        }
+        let records = try await openedRecords(of: user)
         for (device, replica) in zip(devices, await replicas()) {
             let visible = device.participant.map { sharingOracle.access[$0] != nil } ?? true
             var expected: [String: SimContent] = [:]

@@ -7,13 +7,13 @@ extension Simulator {
     static let stepWeights: [(SimulationOperation, Int)] = [
         (.create, 8), (.edit, 20), (.staleEdit, 8), (.revert, 6), (.delete, 5), (.sync, 25),
         (.connectivity, 3), (.restart, 3), (.switchUser, 2), (.signOut, 1),
-        (.fault, 8), (.lostAnswer, 4), (.zoneDelete, 1), (.expireTokens, 2),
+        (.fault, 8), (.lostAnswer, 4), (.zoneDelete, 1), (.expireTokens, 2), (.rotateKey, 1), (.mark, 4),
     ]
 
     /// How often each operation is picked on a device whose sync waits to retry.
     static let duringRetryWeights: [(SimulationOperation, Int)] = [
         (.delete, 3), (.edit, 3), (.revert, 2), (.staleEdit, 1), (.create, 1),
-        (.switchUser, 1), (.signOut, 1), (.kill, 2), (.connectivity, 1),
+        (.switchUser, 1), (.signOut, 1), (.kill, 2), (.connectivity, 1), (.mark, 1),
     ]
 
     /// How often each operation is picked for a step of a history with
@@ -74,6 +74,8 @@ extension Simulator {
         case .accept: try await accept(on: device)
         case .leave: try await leave(on: device)
         case .upgrade: try await upgrade(device)
+        case .rotateKey: try await rotateKey(of: device)
+        case .mark: try await markOnly(on: device)
         case .kill, .duringRetry: break
         }
     }
@@ -92,7 +94,9 @@ extension Simulator {
         var note = SimNote(id: "\(prefix)\(createdCount[prefix]!)", title: "", body: nil, count: 0, tags: [])
         let fields = SimVersions.fields(of: device.version)
         for field in fields { field.set(freshValue(field, by: device.participant), on: &note) }
+        note.mark = random.chance(0.5) ? freshMark(on: device) : nil
         try await write("create \(note.id)", on: device) { try await engine.upload(note: note) }
+        device.marks.updateValue(note.mark, forKey: note.id)
         fieldOracle.created(note, fields: fields, device: device.index)
         if device.participant != nil {
             sharingOracle.queue(.created(note, device: device.index))
@@ -100,7 +104,7 @@ extension Simulator {
         } else {
             oracle.created(note, device: device.index, tick: nextTick())
         }
-        record("d\(device.index) create \(note.id) \(note.content)")
+        record("d\(device.index) create \(note.id) \(note.content) mark \(note.mark ?? "nil")")
     }
 
     private func edit(on device: SimulationDevice) async throws {
@@ -156,7 +160,11 @@ extension Simulator {
         var edited = note
         let old = field.value(of: note)
         field.set(value, on: &edited)
+        // The app keeps its mark current on every copy (a stale copy's own would be ambiguous), or sets a new one.
+        edited.mark =
+            random.chance(0.3) ? freshMark(on: device) : await engine.note(withIdentifier: note.id)?.mark
         try await write("\(label) \(note.id)", on: device) { try await engine.upload(note: edited) }
+        device.marks.updateValue(edited.mark, forKey: note.id)
         fieldOracle.wrote(value, in: field, of: note.id, device: device.index)
         let written = SimVersions.written(edited, version: device.version)
         if device.participant != nil {
@@ -168,7 +176,8 @@ extension Simulator {
         device.lastEdits[note.id, default: [:]][field] = old
         device.forget(note.id)
         let tag = note.cloudMetadata?.changeTag ?? "nil"
-        record("d\(device.index) \(label) \(note.id).\(field) \(old) -> \(value) (copy @\(tag))")
+        let mark = edited.mark ?? "nil"
+        record("d\(device.index) \(label) \(note.id).\(field) \(old) -> \(value) (copy @\(tag)) mark \(mark)")
     }
 
     private func delete(on device: SimulationDevice) async throws {
@@ -198,7 +207,38 @@ extension Simulator {
         }
         device.forget(name)
         device.lastEdits[name] = nil
+        // The device's own values go with the model.
+        device.marks[name] = nil
         record("d\(device.index) delete \(name)")
+    }
+
+    /// Uploads a model whose only change is its mark (set anew or
+    /// cleared): a change of local-only fields alone, which queues nothing.
+    private func markOnly(on device: SimulationDevice) async throws {
+        guard let engine = device.engine else { return }
+        let models = await engine.notes
+        guard !models.isEmpty else { return }
+        var note = random.pick(models)
+        let old = note.mark
+        note.mark = random.chance(0.2) ? nil : freshMark(on: device)
+        let pending = await engine.pendingChangeCount
+        try await write("mark \(note.id)", on: device) { try await engine.upload(note: note) }
+        device.marks.updateValue(note.mark, forKey: note.id)
+        stats.markOnlyUploads += 1
+        record("d\(device.index) mark \(note.id) \(old ?? "nil") -> \(note.mark ?? "nil")")
+        let after = await engine.pendingChangeCount
+        guard after == pending else {
+            throw InvariantBroken(
+                invariant: .localFieldsStayLocal,
+                detail: "d\(device.index) changing only \(note.id)'s mark took the pending changes from "
+                    + "\(pending) to \(after)")
+        }
+    }
+
+    /// A mark nobody used before, naming the device that writes it.
+    func freshMark(on device: SimulationDevice) -> String {
+        serial += 1
+        return "\(device.markPrefix)m\(serial)"
     }
 
     /// Runs a local write; one that throws is not a failure of the world.
@@ -227,7 +267,8 @@ extension Simulator {
     /// Closes the engine and opens a new one on the same journal; before
     /// closing, a second engine on the directory must be refused.
     func restart(_ device: SimulationDevice) async throws {
-        var refused = Self.configuration(clock: clock, randomSeed: 0)
+        var refused = Self.configuration(
+            clock: clock, randomSeed: 0, encryption: keys.encryption(current: device.currentKey))
         refused.directoryWait = .zero
         do {
             _ = try await Self.openEngine(
@@ -277,6 +318,18 @@ extension Simulator {
                 detail: "device \(device.index) updated to v\(device.version) still lists \(held.sorted()) "
                     + "as undecodable")
         }
+    }
+
+    /// The device's app writes the encrypted field with the history's next
+    /// key from now on: its engine reopens with it, every key still reading.
+    private func rotateKey(of device: SimulationDevice) async throws {
+        guard device.currentKey < keys.all.count - 1 else { return }
+        device.currentKey += 1
+        stats.keyRotations += 1
+        record("d\(device.index) rotates to key \(keys.all[device.currentKey].identifier)")
+        // A participant's device without an engine opens with the key on accepting.
+        guard device.engine != nil else { return }
+        try await restart(device)
     }
 
     private func switchUser(of device: SimulationDevice) {

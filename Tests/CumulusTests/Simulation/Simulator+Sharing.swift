@@ -209,12 +209,7 @@ extension Simulator {
 
     /// The owner's zone's notes, without the share record.
     func storedSharedNotes() async throws -> [SimNote] {
-        try await server.storedRecords(in: zone, of: sharingOwner).filter { $0.recordType == SimNote.cloudRecordType }
-            .map { record in
-                var note = try RecordDecoder().decode(SimNote.self, from: record)
-                note.cloudMetadata = record.metadata
-                return note
-            }
+        try await storedNotes(of: sharingOwner)
     }
 
     /// The checks after every step of a history with shares, given who had

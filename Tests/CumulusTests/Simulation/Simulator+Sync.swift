@@ -148,6 +148,8 @@ extension Simulator {
                 let now = nextTick()
                 for name in discarded { oracle.withdraw(name, tick: now) }
                 device.forgetAll()
+                // The engine forgets the previous user's local values with their records.
+                device.marks.removeAll()
                 device.undecodableReported = [:]
                 device.engineUser = new
                 record("d\(device.index) account \(previous ?? "nil") -> \(new ?? "nil"), discarded \(discarded)")
@@ -156,6 +158,7 @@ extension Simulator {
                 record("d\(device.index) merged \(name) without an ancestor")
             case .undecodableRecord(let name, let reason):
                 undecodable(name, reason: reason, on: device)
+                device.marks[name] = nil
             case .conflict(let name, let resolution):
                 stats.conflicts += 1
                 record("d\(device.index) conflict \(name) \(resolution)")
@@ -169,6 +172,7 @@ extension Simulator {
             case .shareLost(let discarded):
                 stats.sharesLost += 1
                 device.forgetAll()
+                device.marks.removeAll()
                 device.undecodableReported = [:]
                 record("d\(device.index) share lost, discarded \(discarded)")
             default: break

@@ -6,7 +6,9 @@ import Foundation
 /// manual clock, driven by random operations and faults from one seed.
 ///
 /// After every step it checks that no user's zone holds another user's
-/// record, and that every journal opens; at the end it stops the faults,
+/// record, that every journal opens, and that the server holds the notes'
+/// encrypted field sealed (devices rotate keys now and then, see
+/// ``SimulationKeys``); at the end it stops the faults,
 /// syncs every device until quiet, and checks convergence and the
 /// ``Oracle`` (no lost edit, presence).
 ///
@@ -50,11 +52,17 @@ final class Simulator {
     var mergedWithoutAncestor: Set<String> = []
     /// Broken invariants found while reading events, thrown after the step's checks.
     var eventViolations: [(SimulationInvariant, String)] = []
+    /// The keys of the encrypted field, which every device reads with
+    /// (a check's self-test puts in a broken cipher before ``setUp()``).
+    var keys: SimulationKeys
+    /// The encrypted values the checks opened, each found sealed.
+    var openedValues: [SealedValue: String] = [:]
 
     init(seed: UInt64, options: SimulationOptions) {
         self.seed = seed
         self.options = options
         random = SeededRandom(seed: seed)
+        keys = SimulationKeys(seed: seed)
         server = InMemoryCloudServer(clock: clock, startDate: Date(timeIntervalSince1970: 1_700_000_000))
         root = Self.scratchDirectory.appendingPathComponent("cumulus-simulation-\(seed)-\(UUID().uuidString)")
     }
@@ -68,11 +76,12 @@ final class Simulator {
     }
 
     /// Every engine's configuration comes from here: no automatic sync, the
-    /// history's clock, and the engine's random source (backoff jitter,
-    /// write identifiers) seeded from the history's generator.
-    static func configuration(clock: any Clock<Duration>, randomSeed: UInt64, sharedZone: ZoneID? = nil)
-        -> SyncConfiguration
-    {
+    /// history's clock, the engine's random source (backoff jitter, write
+    /// identifiers) seeded from the history's generator, and the
+    /// encryption of the model's encrypted field.
+    static func configuration(
+        clock: any Clock<Duration>, randomSeed: UInt64, encryption: FieldEncryption, sharedZone: ZoneID? = nil
+    ) -> SyncConfiguration {
         let jitter = SeededJitter(seed: randomSeed)
         var configuration = SyncConfiguration(
             zoneName: sharedZone?.zoneName, automaticSync: false,
@@ -80,6 +89,7 @@ final class Simulator {
                 initialDelay: .seconds(1), maximumDelay: .seconds(60), jitter: 0.2, maximumAttempts: 5),
             clock: clock, random: { jitter.next() })
         configuration.zoneOwner = sharedZone?.ownerRecordName
+        configuration.fieldEncryption = encryption
         return configuration
     }
 
@@ -100,6 +110,8 @@ final class Simulator {
                 let access = sharingOracle.access
                 try await step()
                 try await checkOwnRecordsOnly()
+                try await checkEncryptedFields()
+                try await checkLocalFields()
                 try await checkFields()
                 if options.sharing { try await checkSharing(accessBefore: access) }
             }
@@ -149,7 +161,9 @@ final class Simulator {
     func open(_ device: SimulationDevice) async throws {
         // A participant's device has no engine until they accepted a share.
         guard device.participant == nil || device.sharedZone != nil else { return }
-        var configuration = Self.configuration(clock: clock, randomSeed: random.next(), sharedZone: device.sharedZone)
+        var configuration = Self.configuration(
+            clock: clock, randomSeed: random.next(), encryption: keys.encryption(current: device.currentKey),
+            sharedZone: device.sharedZone)
         configuration.sendsFieldDeltas = device.sendsFieldDeltas
         do {
             let engine = try await Self.openEngine(

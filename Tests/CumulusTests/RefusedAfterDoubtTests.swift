@@ -1,0 +1,80 @@
+import CumulusTesting
+import Foundation
+import Testing
+
+@testable import Cumulus
+
+/// A write whose answer was lost arrived; a later send of the record is
+/// refused. Found by the simulation's long mode (history 1693 with shares
+/// of mixed versions), not fixed yet.
+@Suite("A refusal after a write in doubt", .timeLimit(.minutes(1)))
+struct RefusedAfterDoubtTests {
+    let server = InMemoryCloudServer()
+    let zone = ZoneID(zoneName: "Notes")
+
+    /// Alice's note, shared with bob (read-write) and synced by both.
+    func sharedNote() async throws -> (alice: SyncEngine<NoteV1>, bob: SyncEngine<NoteV1>, InMemoryCloudDatabase) {
+        var ownerConfiguration = SyncConfiguration(zoneName: "Notes")
+        ownerConfiguration.automaticSync = false
+        let alice = try await SyncEngine<NoteV1>(
+            database: server.database(signedInAs: "alice"), directory: temporaryDirectory("alice"),
+            configuration: ownerConfiguration)
+        try await alice.upload(NoteV1(id: "n", title: "A", body: "a"))
+        try await alice.sync()
+        let share = try await alice.shareZone(
+            title: "Notes", participants: [ShareParticipant(lookupInfo: .user("bob"), permission: .readWrite)])
+        let publicDatabase = server.database(scope: .public, signedInAs: "bob")
+        let accepted = try await publicDatabase.accept(
+            try await publicDatabase.shareMetadata(shortGUID: try #require(share.shortGUID)))
+        var configuration = SyncConfiguration(sharedZone: accepted.zoneID)
+        configuration.automaticSync = false
+        configuration.retryPolicy = RetryPolicy(jitter: 0, maximumAttempts: 1)
+        let handle = server.database(scope: .shared, signedInAs: "bob")
+        let bob = try await SyncEngine<NoteV1>(
+            database: handle, directory: temporaryDirectory("bob"), configuration: configuration)
+        try await bob.sync()
+        return (alice, bob, handle)
+    }
+
+    func setBobsPermission(_ permission: SharePermission, on alice: SyncEngine<NoteV1>) async throws {
+        var share = try #require(try await alice.fetchZoneShare())
+        share.setPermission(permission) { $0.isUser("bob") }
+        _ = try await alice.saveShare(share)
+    }
+
+    @Test("an edit made on top of a write in doubt that arrived is not overwritten by that write sent again")
+    func refusalKeepsTheWriteInDoubt() async throws {
+        let (alice, bob, handle) = try await sharedNote()
+        var edit = try #require(await bob.model(withIdentifier: "n"))
+        edit.title = "Bob's"
+        try await bob.upload(edit)
+        handle.inject(.networkFailure(afterApplying: true), count: 1, on: [.modifyRecords])
+        await #expect(throws: CloudError.self) { try await bob.sync() }
+
+        // Bob may only read for a while: his next send of the note is refused.
+        try await setBobsPermission(.readOnly, on: alice)
+        var more = try #require(await bob.model(withIdentifier: "n"))
+        more.body = "bob's body"
+        try await bob.upload(more)
+        try await bob.sync()
+        #expect(await bob.refusedChanges["n"]?.code == .accessDenied)
+
+        // Alice sees bob's title, which arrived, and replaces it.
+        try await setBobsPermission(.readWrite, on: alice)
+        try await alice.sync()
+        var newer = try #require(await alice.model(withIdentifier: "n"))
+        #expect(newer.title == "Bob's")
+        newer.title = "Alice's"
+        try await alice.upload(newer)
+        try await alice.sync()
+
+        try await bob.sync()
+        let stored = await server.storedRecords(in: zone, of: "alice").first { $0.recordName == "n" }
+        // The refusal settled the write in doubt, so the conflict takes the version bob's change was
+        // based on as the ancestor, and bob's title, which alice had seen and replaced, wins again.
+        withKnownIssue("a refusal forgets the record's writes in doubt (Replica.apply, default branch: settle)") {
+            #expect(stored?.modelFields["title"] == .string("Alice's"))
+        }
+        #expect(stored?.modelFields["body"] == .string("bob's body"))
+    }
+}
