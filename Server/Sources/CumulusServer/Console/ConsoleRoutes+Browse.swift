@@ -82,21 +82,18 @@ extension ConsoleRoutes {
         return html(.ok, pages.render("zones", title: "Zones", session: session, values))
     }
 
-    /// A page of a zone's records: the user's `records/changes` with a limit,
-    /// so a page reads no more of the store than it shows.
+    /// A page of a zone's records by name, as the user may read them
+    /// (``RecordService/browseRecords(in:after:limit:as:)``): a storage
+    /// query with a limit, so a page reads no more of the zone than it shows.
     private func recordsPage(_ session: ConsoleSession, _ query: [String: String]) async throws -> Response {
         let database = try ConsoleDatabase(query)
         let zoneID = try database.zoneID(query)
-        let token = query["page"].flatMap { $0.isEmpty ? nil : SyncToken(rawValue: $0) }
-        let request = ZoneChangesRequest(zoneID: zoneID, syncToken: token, resultsLimit: Self.pageSize)
-        guard
-            case .recordChanges(let changes) = try await service.perform(
-                .fetchRecordChanges(request), as: database.caller)
-        else { throw ConsoleFailure(.internalServerError, "records/changes answered something else.") }
+        let after = query["after"].flatMap { $0.isEmpty ? nil : $0 }
+        let page = try await service.rules.browseRecords(
+            in: zoneID, after: after, limit: Self.pageSize, as: database.caller)
         let zoneParameters = database.parameters(zone: zoneID)
-        let rows = changes.records.compactMap { result -> [String: Any]? in
-            guard let record = result.record else { return nil }
-            return [
+        let rows = page.records.map { record -> [String: Any] in
+            [
                 "name": record.recordName, "type": record.recordType,
                 "modified": record.metadata?.modified.map { Self.date(milliseconds: $0.timestamp) } ?? "",
                 "link": ConsoleLinks.link("/console/record", zoneParameters + [("record", record.recordName)]),
@@ -105,9 +102,8 @@ extension ConsoleRoutes {
         var values = Self.databaseValues(database).merging(Self.zoneValues(zoneID, database)) { $1 }
         values["records"] = rows
         values["pageSize"] = Self.pageSize
-        if changes.moreComing {
-            values["next"] = ConsoleLinks.link(
-                "/console/records", zoneParameters + [("page", changes.syncToken.rawValue)])
+        if let next = page.nextAfter {
+            values["next"] = ConsoleLinks.link("/console/records", zoneParameters + [("after", next)])
         }
         return html(.ok, pages.render("records", title: "Records", session: session, values))
     }

@@ -19,7 +19,9 @@ struct ConsoleTestServer: Sendable {
     var container: String { server.container }
     var baseURL: String { server.baseURL.absoluteString }
 
-    static func with(_ body: @Sendable (ConsoleTestServer) async throws -> Void) async throws {
+    static func with(store: TestStore = .sqlite, _ body: @Sendable (ConsoleTestServer) async throws -> Void)
+        async throws
+    {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-console-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -27,7 +29,7 @@ struct ConsoleTestServer: Sendable {
         let file = directory.appendingPathComponent(ConsoleConfiguration.tokenFileName).path
         var configuration = ServerConfiguration(port: 0, logger: quietLogger)
         configuration.console = ConsoleConfiguration(tokenFile: file)
-        let server = try await RunningServer.start(configuration: configuration)
+        let server = try await RunningServer.start(store: store, configuration: configuration)
         let tokens = ConsoleTokenStore(path: file)
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
@@ -94,11 +96,11 @@ struct ConsoleTestServer: Sendable {
 
     /// A private zone of `user` with `records`, made as the user's own requests.
     @discardableResult
-    func seed(user: String, zone: String, records: [Record]) async throws -> [Record] {
+    func seed(user: String, zone: String, records: [Record], creatingZone: Bool = true) async throws -> [Record] {
         let recordName = try await server.user(user).recordName
         let caller = Caller(container: container, environment: .development, scope: .private, user: recordName)
         let zoneID = ZoneID(zoneName: zone)
-        _ = try await service.perform(.modifyZones([.create(zoneID)]), as: caller)
+        if creatingZone { _ = try await service.perform(.modifyZones([.create(zoneID)]), as: caller) }
         let operations = records.map { record -> RecordOperation in
             var record = record
             record.zoneID = zoneID
