@@ -20,6 +20,21 @@ public struct RecordedFailure: Sendable, Hashable {
     public var code: String
     /// The error's reason.
     public var reason: String
+
+    /// Creates a record of a failure.
+    public init(
+        uuid: String, date: Date, request: String, operation: String?, user: String?, status: Int, code: String,
+        reason: String
+    ) {
+        self.uuid = uuid
+        self.date = date
+        self.request = request
+        self.operation = operation
+        self.user = user
+        self.status = status
+        self.code = code
+        self.reason = reason
+    }
 }
 
 /// The last failed requests, newest first, in a ring of fixed size: fed
