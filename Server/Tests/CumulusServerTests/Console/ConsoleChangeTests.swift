@@ -60,9 +60,10 @@ struct ConsoleChangeTests {
         }
     }
 
-    @Test("an edit is the owner's records/modify: a new change tag, typed, and a stale form is refused")
+    @Test("an edit is the owner's records/modify: a new change tag, typed, a stale form refused, each change logged")
     func editAndDelete() async throws {
-        try await ConsoleTestServer.with { server in
+        let log = LogLines()
+        try await ConsoleTestServer.with(log: log) { server in
             let saved = try await server.seed(
                 user: "alice", zone: "Notes",
                 records: [Self.note("n1", title: "a", count: 3), Self.note("n2", title: "b")])
@@ -96,6 +97,15 @@ struct ConsoleChangeTests {
                 ]
             #expect(try await server.send(.POST, "/console/delete", session: session, form: deleteForm).status == 200)
             #expect(try await server.lookUp("n2", zone: "Notes", user: "alice") == nil)
+
+            // Each change is logged with the console token's ID (never the token), the record and its owner.
+            let id = try #require(try server.tokens.tokens().first?.id)
+            let alice = try await server.server.user("alice").recordName
+            let changes = log.all.filter { $0.contains("console edited") || $0.contains("console deleted") }
+            #expect(changes.count == 2)
+            #expect(changes.allSatisfy { $0.contains("consoleToken=\(id)") && $0.contains("owner=\(alice)") })
+            #expect(changes.first?.contains("field=count") == true && changes.last?.contains("record=n2") == true)
+            #expect(!log.all.contains { $0.contains(server.token) })
         }
     }
 }

@@ -19,17 +19,18 @@ struct ConsoleTestServer: Sendable {
     var container: String { server.container }
     var baseURL: String { server.baseURL.absoluteString }
 
-    static func with(store: TestStore = .sqlite, _ body: @Sendable (ConsoleTestServer) async throws -> Void)
-        async throws
-    {
+    static func with(
+        store: TestStore = .sqlite, log: LogLines? = nil, _ body: @Sendable (ConsoleTestServer) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-console-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent(ConsoleConfiguration.tokenFileName).path
-        var configuration = ServerConfiguration(port: 0, logger: quietLogger)
+        var configuration = ServerConfiguration(port: 0, logger: log?.logger() ?? quietLogger)
         configuration.console = ConsoleConfiguration(tokenFile: file)
-        let server = try await RunningServer.start(store: store, configuration: configuration)
+        let server = try await RunningServer.start(
+            store: store, configuration: configuration, logLevel: log == nil ? .warning : .notice)
         let tokens = ConsoleTokenStore(path: file)
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
