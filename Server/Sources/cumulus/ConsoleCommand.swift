@@ -3,22 +3,16 @@ import CumulusServer
 import Foundation
 
 /// `cumulus console add|list|revoke`: the operator's console tokens, kept
-/// hashed in the data directory's `console-tokens.json`.
+/// hashed in the store beside users' tokens.
 struct ConsoleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "console", abstract: "Manage the tokens that sign in to the console (serve --console).",
         discussion: """
-            The tokens are kept, hashed, in console-tokens.json of the data directory; a running server \
-            reads the file on every sign-in and page, so adding or revoking takes effect at once. Servers \
-            on one PostgreSQL database each read their own data directory's file.
+            The tokens are kept, hashed, in the store (the data directory's database, or PostgreSQL): every \
+            server on it signs in with them, and reads them on every sign-in and page, so adding or revoking \
+            takes effect at once.
             """,
         subcommands: [Add.self, List.self, Revoke.self])
-
-    /// The token file of the data directory `--data` names.
-    static func store(_ data: DataOptions) throws -> ConsoleTokenStore {
-        try PrivateFiles.createDirectory(data.directory)
-        return ConsoleTokenStore(path: data.directory + "/" + ConsoleConfiguration.tokenFileName)
-    }
 
     struct Add: PrintingCommand {
         static let configuration = CommandConfiguration(
@@ -30,7 +24,7 @@ struct ConsoleCommand: AsyncParsableCommand {
         @OptionGroup var data: DataOptions
 
         func run(output: CommandOutput) async throws {
-            let made = try ConsoleCommand.store(data).add(label: label)
+            let made = try await data.withService { try await $0.addConsoleToken(label: label) }
             output.write("Added console token \(made.details.id) (\(label)). The token:")
             output.write(made.token)
         }
@@ -43,7 +37,7 @@ struct ConsoleCommand: AsyncParsableCommand {
         @OptionGroup var data: DataOptions
 
         func run(output: CommandOutput) async throws {
-            let tokens = try ConsoleCommand.store(data).tokens()
+            let tokens = try await data.withService { try await $0.consoleTokens() }
             guard !tokens.isEmpty else {
                 output.write("No console tokens.")
                 return
@@ -55,7 +49,7 @@ struct ConsoleCommand: AsyncParsableCommand {
 
     struct Revoke: PrintingCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Revoke a console token: its sessions end at their next page.")
+            abstract: "Revoke a console token: its sessions end at their next page, on every server.")
 
         @Option(help: "The ID of the token, as console list shows it.")
         var id: String
@@ -63,7 +57,7 @@ struct ConsoleCommand: AsyncParsableCommand {
         @OptionGroup var data: DataOptions
 
         func run(output: CommandOutput) async throws {
-            guard let revoked = try ConsoleCommand.store(data).revoke(id: id) else {
+            guard let revoked = try await data.withService({ try await $0.revokeConsoleToken(id: id) }) else {
                 throw CommandFailure("No console token has the ID \(id).")
             }
             output.write("Revoked console token \(revoked.id) (\(revoked.label)).")

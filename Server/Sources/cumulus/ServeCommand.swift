@@ -112,10 +112,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleConnectionTimeout = Self.duration(idleTimeout)
         configuration.assetCollectionInterval = Self.duration(assetCollectionInterval)
         configuration.rateLimits = network.rateLimits()
-        if console {
-            configuration.console = ConsoleConfiguration(
-                tokenFile: data.directory + "/" + ConsoleConfiguration.tokenFileName)
-        }
+        if console { configuration.console = ConsoleConfiguration() }
         return configuration
     }
 

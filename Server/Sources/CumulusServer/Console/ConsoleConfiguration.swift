@@ -1,12 +1,9 @@
 import Foundation
 
 /// How `cumulus serve --console` runs the operator's console under
-/// `/console/`: where its tokens are and how long a sign-in lasts.
+/// `/console/`: how long a sign-in lasts. Its tokens are in the store
+/// (``CloudService/addConsoleToken(label:)``).
 public struct ConsoleConfiguration: Sendable {
-    /// The file of console tokens (see ``ConsoleTokenStore``); read on
-    /// every sign-in and every page, so that the `cumulus` command's
-    /// changes take effect at once.
-    public var tokenFile: String
     /// The longest a session lasts from its sign-in.
     public var sessionLifetime: Duration
     /// How long a session lasts with no page asked.
@@ -19,16 +16,12 @@ public struct ConsoleConfiguration: Sendable {
     /// Creates a configuration: sessions of at most 8 hours, ended after
     /// 30 minutes without a page.
     public init(
-        tokenFile: String, sessionLifetime: Duration = .seconds(8 * 3600), sessionIdleLimit: Duration = .seconds(1800),
+        sessionLifetime: Duration = .seconds(8 * 3600), sessionIdleLimit: Duration = .seconds(1800),
         maximumSessions: Int = 1000, now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.tokenFile = tokenFile
         self.sessionLifetime = sessionLifetime
         self.sessionIdleLimit = sessionIdleLimit
         self.maximumSessions = maximumSessions
         self.now = now
     }
-
-    /// The token file's name in a data directory.
-    public static let tokenFileName = "console-tokens.json"
 }

@@ -37,7 +37,7 @@ struct ConsoleRoutes: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: ConsoleTemplates.stylesheet)))
         }
         console.get("sign-in") { request, _ in
-            if try currentSession(request) != nil { return Self.redirect(to: "/console") }
+            if try await currentSession(request) != nil { return Self.redirect(to: "/console") }
             return html(.ok, pages.render("signIn", title: "Sign in", session: nil))
         }
         console.post("sign-in") { request, _ in try await signIn(request) }
@@ -63,16 +63,16 @@ struct ConsoleRoutes: Sendable {
     // MARK: Sessions
 
     /// The session the request's cookie names, if it is live.
-    func currentSession(_ request: Request) throws -> ConsoleSession? {
+    func currentSession(_ request: Request) async throws -> ConsoleSession? {
         guard let id = request.cookies[Self.cookieName]?.value, !id.isEmpty else { return nil }
-        return try sessions.session(id: id)
+        return try await sessions.session(id: id)
     }
 
     /// A page that needs a session: without one, a redirect to sign in.
     func page(_ request: Request, _ body: (ConsoleSession, [String: String]) async throws -> Response)
         async throws -> Response
     {
-        guard let session = try currentSession(request) else { return Self.redirect(to: "/console/sign-in") }
+        guard let session = try await currentSession(request) else { return Self.redirect(to: "/console/sign-in") }
         return try await body(session, ConsoleLinks.parameters(request.uri.query ?? ""))
     }
 
@@ -81,7 +81,7 @@ struct ConsoleRoutes: Sendable {
     func change(_ request: Request, _ body: (ConsoleSession, [String: String]) async throws -> Response)
         async throws -> Response
     {
-        guard let session = try currentSession(request) else {
+        guard let session = try await currentSession(request) else {
             throw ConsoleFailure(.unauthorized, "Sign in first: this change was not made.")
         }
         let form = try await Self.form(request)
@@ -101,7 +101,7 @@ struct ConsoleRoutes: Sendable {
     private func signIn(_ request: Request) async throws -> Response {
         let form = try await Self.form(request)
         guard let token = form["token"]?.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty,
-            let session = try sessions.signIn(token: token)
+            let session = try await sessions.signIn(token: token)
         else {
             logger.warning("console sign-in refused")
             let page = pages.render(

@@ -6,7 +6,7 @@ import Foundation
 public struct ConsoleSession: Sendable, Hashable {
     /// The session's identifier, the cookie's value: 32 random bytes as hexadecimal.
     public let id: String
-    /// The ID of the console token that signed in (``ConsoleToken/id``), for the log.
+    /// The ID of the console token that signed in (``StoredConsoleToken/id``), for the log.
     public let tokenID: String
     /// The per-session token every POST carries in a hidden field.
     public let csrfToken: String
@@ -20,23 +20,23 @@ public struct ConsoleSession: Sendable, Hashable {
 /// the server that made it and ends when it restarts.
 ///
 /// Every lookup checks the session's age, its idle time and that its token
-/// is still in the token file, so revoking a token ends its sessions at
-/// their next page.
+/// is still in the store, so revoking a token ends its sessions at their
+/// next page, on every server.
 public final class ConsoleSessions: Sendable {
     private let configuration: ConsoleConfiguration
-    private let tokens: ConsoleTokenStore
+    private let service: CloudService
     private let sessions = LockedState<[String: ConsoleSession]>([:])
 
-    /// Sessions of the tokens in `configuration`'s token file.
-    public init(configuration: ConsoleConfiguration) {
+    /// Sessions of the console tokens `service`'s store holds.
+    public init(configuration: ConsoleConfiguration, service: CloudService) {
         self.configuration = configuration
-        tokens = ConsoleTokenStore(path: configuration.tokenFile)
+        self.service = service
     }
 
     /// Signs in with a console token: a new session, or `nil` for a token
-    /// the file does not hold.
-    public func signIn(token: String) throws -> ConsoleSession? {
-        guard let found = try tokens.token(matching: token) else { return nil }
+    /// the store does not hold.
+    public func signIn(token: String) async throws -> ConsoleSession? {
+        guard let found = try await service.consoleToken(matching: token) else { return nil }
         let now = configuration.now()
         let session = ConsoleSession(
             id: ServerSecrets.randomHex(bytes: 32), tokenID: found.id, csrfToken: ServerSecrets.randomHex(bytes: 32),
@@ -55,7 +55,7 @@ public final class ConsoleSessions: Sendable {
     /// The live session with this identifier, marked used now; `nil` for an
     /// unknown, expired or idle one, or one whose token was revoked (it is
     /// then forgotten).
-    public func session(id: String) throws -> ConsoleSession? {
+    public func session(id: String) async throws -> ConsoleSession? {
         let now = configuration.now()
         let lifetime = Double(ServerTime.milliseconds(configuration.sessionLifetime)) / 1000
         let idle = Double(ServerTime.milliseconds(configuration.sessionIdleLimit)) / 1000
@@ -74,7 +74,7 @@ public final class ConsoleSessions: Sendable {
             return session
         }
         guard let found else { return nil }
-        guard try tokens.holds(id: found.tokenID) else {
+        guard try await service.consoleTokens().contains(where: { $0.id.isExactly(found.tokenID) }) else {
             end(id: found.id)
             return nil
         }

@@ -48,7 +48,10 @@ public struct CumulusHTTPServer: Sendable {
         identityTokens = IdentityTokenVerifier(
             service: service, settings: configuration.identityTokens, now: configuration.now,
             logger: configuration.logger)
-        consoleSessions = configuration.console.map(ConsoleSessions.init(configuration:))
+        // The console reads users, their tokens and its own tokens: only the record server's service keeps them.
+        consoleSessions = configuration.console.flatMap { console in
+            (service as? CloudService).map { ConsoleSessions(configuration: console, service: $0) }
+        }
     }
 
     /// Forgets the credentials the server found valid, of one container or
@@ -115,12 +118,7 @@ public struct CumulusHTTPServer: Sendable {
             identityTokens: identityTokens)
         router.add(middleware: RequestLimitMiddleware(limits: routes.limits))
         routes.add(to: router)
-        if let consoleSessions {
-            // The console reads users and their tokens, which only the record server's own service keeps.
-            guard let cloudService = service as? CloudService else {
-                preconditionFailure(
-                    "Internal inconsistency: the console needs a CloudService, not \(type(of: service))")
-            }
+        if let consoleSessions, let cloudService = service as? CloudService {
             ConsoleRoutes(
                 service: cloudService, sessions: consoleSessions, failures: recentFailures,
                 secureCookie: configuration.tls != nil, logger: configuration.logger

@@ -99,7 +99,7 @@ struct ConsoleChangeTests {
             #expect(try await server.lookUp("n2", zone: "Notes", user: "alice") == nil)
 
             // Each change is logged with the console token's ID (never the token), the record and its owner.
-            let id = try #require(try server.tokens.tokens().first?.id)
+            let id = try #require(try await server.service.consoleTokens().first?.id)
             let alice = try await server.server.user("alice").recordName
             let changes = log.all.filter { $0.contains("console edited") || $0.contains("console deleted") }
             #expect(changes.count == 2)

@@ -90,12 +90,11 @@ struct ConsoleFailuresTests {
 
     @Test("under TLS the session cookie is Secure")
     func secureCookieUnderTLS() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("console-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        let token = try ConsoleTokenStore(path: file).add(label: "tls").token
         var configuration = try HTTPTLSTests.tlsConfiguration()
-        configuration.console = ConsoleConfiguration(tokenFile: file)
+        configuration.console = ConsoleConfiguration()
         try await HTTPTestServer.with(configuration: configuration) { server in
+            let service = try #require(server.service as? CloudService)
+            let token = try await service.addConsoleToken(label: "tls").token
             let form = "token=\(token)"
             let answer = try #require(
                 try await TLSClient.send(

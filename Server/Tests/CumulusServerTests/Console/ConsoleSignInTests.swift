@@ -38,8 +38,8 @@ struct ConsoleSignInTests {
             }
             let session = try await server.signIn()
             #expect(try await server.get("/console", session: session).status == 200)
-            let id = try #require(try server.tokens.tokens().first?.id)
-            #expect(try server.tokens.revoke(id: id) != nil)
+            let id = try #require(try await server.service.consoleTokens().first?.id)
+            #expect(try await server.service.revokeConsoleToken(id: id) != nil)
             let after = try await server.get("/console", session: session)
             #expect(after.status == 303 && after.headers["Location"].first == "/console/sign-in")
             let again = try await server.send(.POST, "/console/sign-in", form: [("token", server.token)])
@@ -92,26 +92,26 @@ struct ConsoleSignInTests {
     }
 
     @Test("a session ends after its idle limit and its lifetime")
-    func sessionExpiry() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("console-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        let clock = TestWallClock()
-        let sessions = ConsoleSessions(
-            configuration: ConsoleConfiguration(
-                tokenFile: file, sessionLifetime: .seconds(3600), sessionIdleLimit: .seconds(600), now: clock.now))
-        let token = try ConsoleTokenStore(path: file).add(label: "t").token
-        let idle = try #require(try sessions.signIn(token: token))
-        clock.advance(by: 599)
-        #expect(try sessions.session(id: idle.id) != nil)
-        clock.advance(by: 601)
-        #expect(try sessions.session(id: idle.id) == nil)
-        let busy = try #require(try sessions.signIn(token: token))
-        for _ in 0..<7 {
-            clock.advance(by: 500)
-            #expect(try sessions.session(id: busy.id) != nil)
+    func sessionExpiry() async throws {
+        try await ConsoleTestServer.with { server in
+            let clock = TestWallClock()
+            let sessions = ConsoleSessions(
+                configuration: ConsoleConfiguration(
+                    sessionLifetime: .seconds(3600), sessionIdleLimit: .seconds(600), now: clock.now),
+                service: server.service)
+            let idle = try #require(try await sessions.signIn(token: server.token))
+            clock.advance(by: 599)
+            #expect(try await sessions.session(id: idle.id) != nil)
+            clock.advance(by: 601)
+            #expect(try await sessions.session(id: idle.id) == nil)
+            let busy = try #require(try await sessions.signIn(token: server.token))
+            for _ in 0..<7 {
+                clock.advance(by: 500)
+                #expect(try await sessions.session(id: busy.id) != nil)
+            }
+            clock.advance(by: 200)
+            #expect(try await sessions.session(id: busy.id) == nil, "past its 3600 s lifetime however busy")
+            #expect(try await sessions.signIn(token: "wrong") == nil)
         }
-        clock.advance(by: 200)
-        #expect(try sessions.session(id: busy.id) == nil, "past its 3600 s lifetime however busy")
-        #expect(try sessions.signIn(token: "wrong") == nil)
     }
 }

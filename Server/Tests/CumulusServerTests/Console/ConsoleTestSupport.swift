@@ -11,7 +11,6 @@ import Testing
 /// test says exactly what it sends.
 struct ConsoleTestServer: Sendable {
     let server: RunningServer
-    let tokens: ConsoleTokenStore
     let token: String
     let client: HTTPClient
 
@@ -22,22 +21,16 @@ struct ConsoleTestServer: Sendable {
     static func with(
         store: TestStore = .sqlite, log: LogLines? = nil, _ body: @Sendable (ConsoleTestServer) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("cumulus-console-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent(ConsoleConfiguration.tokenFileName).path
         var configuration = ServerConfiguration(port: 0, logger: log?.logger() ?? quietLogger)
-        configuration.console = ConsoleConfiguration(tokenFile: file)
+        configuration.console = ConsoleConfiguration()
         let server = try await RunningServer.start(
             store: store, configuration: configuration, logLevel: log == nil ? .warning : .notice)
-        let tokens = ConsoleTokenStore(path: file)
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
             configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
         do {
-            let token = try tokens.add(label: "tests").token
-            try await body(ConsoleTestServer(server: server, tokens: tokens, token: token, client: client))
+            let token = try await server.service.addConsoleToken(label: "tests").token
+            try await body(ConsoleTestServer(server: server, token: token, client: client))
         } catch {
             try? await client.shutdown()
             await server.stop()
