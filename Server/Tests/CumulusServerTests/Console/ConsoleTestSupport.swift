@@ -42,9 +42,9 @@ struct ConsoleTestServer: Sendable {
 
     /// One request; `session` is sent as the console's cookie.
     func send(
-        _ method: HTTPMethod, _ path: String, session: String? = nil, form: [(String, String)]? = nil
+        _ method: HTTPMethod, _ path: String, session: String? = nil, form: [(String, String)]? = nil, on index: Int = 0
     ) async throws -> ConsoleAnswer {
-        var request = HTTPClientRequest(url: baseURL + path)
+        var request = HTTPClientRequest(url: server.baseURLs[index].absoluteString + path)
         request.method = method
         if let session { request.headers.add(name: "Cookie", value: "cumulus_console=\(session)") }
         if let form {
