@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         .target(
@@ -55,6 +56,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 // Fetching an issuer's key set with a size limit and a deadline.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The console's pages, escaped by the template engine.
+                .product(name: "Mustache", package: "swift-mustache"),
             ]),
         // The P-256 request signer for server-to-server keys: apart from the
         // server so that a client can sign without linking Hummingbird.
@@ -95,6 +98,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // The console tests' client: no cookie jar and no redirects of its own.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -12,6 +12,7 @@ struct CumulusCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, ContainerCommand.self, UserCommand.self, TokenCommand.self, KeyCommand.self,
             IssuerCommand.self, SchemaCommand.self, BackupCommand.self, RestoreCommand.self, DemoCommand.self,
+            ConsoleCommand.self,
         ])
 }
 

@@ -53,11 +53,13 @@ extension ServeCommand {
     func listen(service: CloudService, configuration: ServerConfiguration, location: String) async throws {
         let server = CumulusHTTPServer(service: service, configuration: configuration)
         let (host, scheme, logger) = (self.host, network.scheme, configuration.logger)
+        let console = configuration.console != nil
         let listening = ListeningFlag()
         do {
             try await server.runUntilTerminated { port in
                 listening.value.withLock { $0 = true }
                 logger.info("Cumulus \(CumulusVersion.current) listening on \(scheme)://\(host):\(port) (\(location))")
+                if console { logger.info("Console at \(scheme)://\(host):\(port)/console/") }
             }
         } catch  where !listening.value.withLock({ $0 }) {
             throw CommandFailure("Cannot listen on \(host):\(port): \(Self.reason(error)).")

@@ -53,6 +53,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between two runs of the collector that deletes unused assets.")
     var assetCollectionInterval: Double = Self.seconds(Self.defaults.assetCollectionInterval ?? .seconds(3600))
 
+    @Flag(
+        help: ArgumentHelp(
+            "Serve the operator's console at /console/ (off by default).",
+            discussion: "Sign in with a token from cumulus console add; see the server documentation's The console."))
+    var console = false
+
     @OptionGroup var data: DataOptions
 
     @OptionGroup var log: LogOptions
@@ -106,6 +112,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleConnectionTimeout = Self.duration(idleTimeout)
         configuration.assetCollectionInterval = Self.duration(assetCollectionInterval)
         configuration.rateLimits = network.rateLimits()
+        if console { configuration.console = ConsoleConfiguration() }
         return configuration
     }
 

@@ -94,7 +94,7 @@ struct IdentitySchemaTests {
             let check = try await SQLiteConnection.open(storage: .file(path: path))
             let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
             try await check.close()
-            #expect(version == 11)
+            #expect(version == 12)
         }
     }
 
@@ -131,7 +131,7 @@ struct IdentitySchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+            #expect(versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
         }
     }
 

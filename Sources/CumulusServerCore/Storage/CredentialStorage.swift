@@ -105,6 +105,28 @@ public struct StoredServerKey: Sendable, Hashable {
     }
 }
 
+/// A token of the operator's console, as the store keeps it: its hash,
+/// never the token.
+public struct StoredConsoleToken: Sendable, Hashable {
+    /// The SHA-256 of the token, as lowercase hexadecimal (``ServerSecrets/sha256Hex(_:)``).
+    public var tokenHash: String
+    /// The token's ID: the first 16 characters of its hash, shown in lists
+    /// and logs and used to revoke it.
+    public var id: String
+    /// What the operator called it (who holds it).
+    public var label: String
+    /// When it was made, in milliseconds since 1970.
+    public var created: Int64
+
+    /// Creates a row.
+    public init(tokenHash: String, id: String, label: String, created: Int64) {
+        self.tokenHash = tokenHash
+        self.id = id
+        self.label = label
+        self.created = created
+    }
+}
+
 /// What the server's accounts read and write of credentials inside a
 /// storage transaction: part of every ``StorageTransaction``.
 ///
@@ -144,6 +166,13 @@ public protocol CredentialTransaction: Sendable {
     /// Deletes a server-to-server key; `false` when there was none.
     func deleteServerKey(id: String, container: String) async throws -> Bool
 
+    /// The operator's console tokens, oldest first.
+    func consoleTokens() async throws -> [StoredConsoleToken]
+    /// Stores a new console token.
+    func saveConsoleToken(_ token: StoredConsoleToken) async throws
+    /// Deletes the console token with this ID; `false` when there was none.
+    func deleteConsoleToken(id: String) async throws -> Bool
+
     /// Notes that a credential was taken away: moves the credentials epoch
     /// on, and tells every server listening (PostgreSQL's `NOTIFY`, sent
     /// when the transaction commits).
@@ -154,6 +183,18 @@ public protocol CredentialTransaction: Sendable {
 }
 
 extension CredentialTransaction {
+    /// Throws ``CloudError/Code/unsupported``.
+    public func consoleTokens() async throws -> [StoredConsoleToken] {
+        throw CloudError.accountsUnsupported(by: Self.self)
+    }
+    /// Throws ``CloudError/Code/unsupported``.
+    public func saveConsoleToken(_ token: StoredConsoleToken) async throws {
+        throw CloudError.accountsUnsupported(by: Self.self)
+    }
+    /// Throws ``CloudError/Code/unsupported``.
+    public func deleteConsoleToken(id: String) async throws -> Bool {
+        throw CloudError.accountsUnsupported(by: Self.self)
+    }
     /// Throws ``CloudError/Code/unsupported``.
     public func createUser(named name: String, recordName: String, container: String) async throws -> Bool {
         throw CloudError.accountsUnsupported(by: Self.self)

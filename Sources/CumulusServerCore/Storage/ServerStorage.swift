@@ -440,6 +440,9 @@ public protocol StorageTransaction: AssetTransaction, CredentialTransaction {
         -> [StoredChange]
     /// Every live record of a type in a zone.
     func liveRecords(ofType recordType: String, inZone zone: Int64) async throws -> [StoredRecord]
+    /// At most `limit` live records of a zone whose names come after
+    /// `name` (from the first for `nil`), in byte order of their names.
+    func liveRecords(inZone zone: Int64, after name: String?, limit: Int) async throws -> [StoredRecord]
     /// The live records of a zone whose parent is one of `names`.
     func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord]
     /// The names of at most `limit` live records of a zone that `creator` created.

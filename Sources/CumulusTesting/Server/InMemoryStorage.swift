@@ -344,6 +344,15 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         }
     }
 
+    func liveRecords(inZone zone: Int64, after name: String?, limit: Int) async throws -> [StoredRecord] {
+        let rows = try self.zone(zone)
+        let start = name.map(ExactName.init)
+        let names = rows.records.filter { row in
+            row.value.record != nil && start.map { row.key > $0 } ?? true
+        }.keys
+        return names.sorted().prefix(max(0, limit)).compactMap { rows.records[$0] }
+    }
+
     func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
         let rows = try self.zone(zone)
         let found = Set(names.map(ExactName.init)).flatMap { rows.children[$0] ?? [] }

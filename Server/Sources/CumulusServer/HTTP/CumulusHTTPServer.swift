@@ -26,6 +26,10 @@ public struct CumulusHTTPServer: Sendable {
     let observability: ServerObservability
     /// Checks identity tokens; its issuers and key sets are shared by every copy of this value.
     let identityTokens: IdentityTokenVerifier
+    /// The console's sessions, when the configuration turns it on; shared by every copy of this value.
+    public let consoleSessions: ConsoleSessions?
+    /// The last failed requests, which the console lists; shared by every copy of this value.
+    public let recentFailures = RecentFailures()
 
     /// Creates a server; nothing listens until ``run(onRunning:)``.
     public init(service: any CloudServing, configuration: ServerConfiguration) {
@@ -44,6 +48,10 @@ public struct CumulusHTTPServer: Sendable {
         identityTokens = IdentityTokenVerifier(
             service: service, settings: configuration.identityTokens, now: configuration.now,
             logger: configuration.logger)
+        // The console reads users, their tokens and its own tokens: only the record server's service keeps them.
+        consoleSessions = configuration.console.flatMap { console in
+            (service as? CloudService).map { ConsoleSessions(configuration: console, service: $0) }
+        }
     }
 
     /// Forgets the credentials the server found valid, of one container or
@@ -102,12 +110,20 @@ public struct CumulusHTTPServer: Sendable {
     func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
         let router = Router(context: CumulusRequestContext.self)
         observability.prepare(router)
-        router.add(middleware: RequestLogMiddleware(logger: configuration.logger))
+        router.add(
+            middleware: RequestLogMiddleware(
+                logger: configuration.logger, failures: consoleSessions == nil ? nil : recentFailures))
         let routes = CloudRoutes(
             service: service, configuration: configuration, faults: faults, authenticationCache: authenticationCache,
             identityTokens: identityTokens)
         router.add(middleware: RequestLimitMiddleware(limits: routes.limits))
         routes.add(to: router)
+        if let consoleSessions, let cloudService = service as? CloudService {
+            ConsoleRoutes(
+                service: cloudService, sessions: consoleSessions, failures: recentFailures,
+                secureCookie: configuration.tls != nil, logger: configuration.logger
+            ).add(to: router)
+        }
         let configuration = self.configuration
         let service = self.service
         return Application(

@@ -64,6 +64,9 @@ public struct ServerConfiguration: Sendable {
     public var rateLimits = RateLimits()
     /// The server's metrics and `/metrics`: none kept and 404 by default.
     public var metrics = MetricsConfiguration()
+    /// The operator's console under `/console/`, served over a ``CloudService``
+    /// (whose store keeps its tokens); `nil` (the default) serves none.
+    public var console: ConsoleConfiguration? = nil
 
     /// Creates a configuration with the default limits.
     ///

@@ -8,7 +8,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 10
+    static let version = 11
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -76,6 +76,10 @@ enum PostgresSchema {
             if current < 10 {
                 for statement in restoresVersion { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (10)")
+            }
+            if current < 11 {
+                for statement in consoleVersion { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (11)")
             }
             try await connection.run("COMMIT")
         } catch {

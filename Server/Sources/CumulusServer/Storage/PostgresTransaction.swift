@@ -249,6 +249,24 @@ struct PostgresTransaction: StorageTransaction {
                 """))
     }
 
+    func liveRecords(inZone zone: Int64, after name: String?, limit: Int) async throws -> [StoredRecord] {
+        // Byte order, as SQLite sorts. (Any text is at least '': the first page asks `>= ''`.)
+        guard let name else {
+            return try await records(
+                query(
+                    """
+                    SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone) AND NOT deleted
+                        ORDER BY name COLLATE "C" LIMIT \(max(0, limit))
+                    """))
+        }
+        return try await records(
+            query(
+                """
+                SELECT \(unescaped: Self.recordColumns) FROM records WHERE zone_id = \(zone) AND NOT deleted
+                    AND name COLLATE "C" > \(name) ORDER BY name COLLATE "C" LIMIT \(max(0, limit))
+                """))
+    }
+
     func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
         guard !names.isEmpty else { return [] }
         // Byte order, as SQLite sorts.

@@ -150,7 +150,7 @@ enum SQLiteSchema {
     static let migrations = [
         versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix, identitiesVersion,
         SQLiteSchema.credentialsVersion, SQLiteSchema.emailHoldersVersion, SQLiteSchema.namesVersion,
-        SQLiteSchema.restoresVersion,
+        SQLiteSchema.restoresVersion, SQLiteSchema.consoleVersion,
     ]
     /// The version this server writes.
     static var version: Int { migrations.count }

@@ -233,6 +233,16 @@ struct SQLiteTransaction: StorageTransaction {
         ).map(record)
     }
 
+    func liveRecords(inZone zone: Int64, after name: String?, limit: Int) async throws -> [StoredRecord] {
+        // The primary key (zone_id, name) keeps names in byte order (BINARY): the page is a range of it.
+        // (Any text is at least '': the first page asks `name >= ''`, later ones `name > ?`.)
+        try await query(
+            "SELECT \(Self.recordColumns) FROM records WHERE zone_id = ? AND name \(name == nil ? ">=" : ">") ? "
+                + "AND deleted = 0 ORDER BY name LIMIT ?",
+            [.integer(Int(zone)), .text(name ?? ""), .integer(max(0, limit))]
+        ).map(record)
+    }
+
     func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
         var found: [StoredRecord] = []
         try await chunked(names) { chunk in

@@ -1,6 +1,7 @@
 import Cumulus
 @_spi(Testing) import CumulusServer
 import Foundation
+import Logging
 import Synchronization
 
 /// A record server (or two on one PostgreSQL database) in this process,
@@ -46,7 +47,8 @@ final class RunningServer: Sendable {
     static func start(
         store: TestStore = .sqlite,
         configuration: ServerConfiguration = ServerConfiguration(port: 0, logger: quietLogger),
-        assetSettings: AssetSettings = AssetSettings(sizeLimit: 1 << 20), clock: TestWallClock = TestWallClock()
+        assetSettings: AssetSettings = AssetSettings(sizeLimit: 1 << 20), clock: TestWallClock = TestWallClock(),
+        logLevel: Logger.Level = .warning
     ) async throws -> RunningServer {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cumulus-server-\(UUID().uuidString)", isDirectory: true)
@@ -63,7 +65,7 @@ final class RunningServer: Sendable {
         }
         var configuration = configuration
         configuration.port = 0
-        configuration.logger.logLevel = .warning
+        configuration.logger.logLevel = logLevel
         let faults = ServerFaults()
         var baseURLs: [URL] = []
         var tasks: [Task<Void, any Error>] = []

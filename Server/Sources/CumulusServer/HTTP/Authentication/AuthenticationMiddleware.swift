@@ -36,9 +36,11 @@ struct AuthenticationMiddleware<Context: AuthenticatedRequestContext>: RouterMid
         async throws -> Response
     {
         let route = try DatabaseRoute(request, parameters: context.parameters)
+        RequestFacts.current?.note(user: nil, operation: route.operation.rawValue)
         let gate = CredentialGate(
             limits: limits, address: limits.clientAddress(of: request, peer: context.remoteAddress))
         let authentication = try await authenticator.authenticate(request, route: route, gate: gate)
+        RequestFacts.current?.note(user: authentication.caller.user, operation: route.operation.rawValue)
         try limits.admit(authentication.caller)
         var context = context
         context.authentication = authentication

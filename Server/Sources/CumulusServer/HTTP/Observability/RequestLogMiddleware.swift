@@ -19,6 +19,8 @@ import NIOHTTP1
 /// like a token are logged as `…`.
 struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddleware {
     let logger: Logger
+    /// Where each failure is kept for the console, if it is on.
+    var failures: RecentFailures? = nil
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
@@ -27,10 +29,11 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
         let oddPath = Self.hasEmptySegment(request.uri.path)
         var response: Response
         var failure: HTTPFailure?
+        let facts = RequestFacts()
         do {
             // The router skips empty segments; refusing them keeps one spelling per path.
             guard !oddPath else { throw HTTPFailure(.notFound, "No such path: a path has no empty segment.") }
-            response = try await next(request, context)
+            response = try await RequestFacts.$current.withValue(facts) { try await next(request, context) }
         } catch {
             // The uuid goes into the answer and the log line, so that a client's report finds the line.
             let refusal = answer(for: error).identified()
@@ -43,6 +46,13 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
         logger.info(
             "\(request.method.rawValue) \(path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms",
             metadata: failure?.logMetadata)
+        if let failure, let failures {
+            failures.record(
+                RecordedFailure(
+                    uuid: failure.error.uuid ?? "", date: Date(), request: "\(request.method.rawValue) \(path)",
+                    operation: facts.operation, user: facts.user, status: failure.status,
+                    code: failure.error.code.rawValue, reason: failure.error.reason))
+        }
         return response
     }
 
@@ -75,7 +85,8 @@ struct RequestLogMiddleware<Context: Hummingbird.RequestContext>: RouterMiddlewa
 
     /// Whether a path has an empty segment: `//` anywhere, or a trailing `/`.
     static func hasEmptySegment(_ path: String) -> Bool {
-        path != "/" && (path.contains("//") || path.hasSuffix("/"))
+        // `/console/` is the console's address as operators type it.
+        path != "/" && path != "/console/" && (path.contains("//") || path.hasSuffix("/"))
     }
 
     /// The path as it may be logged (see ``redacted(_:secretPositions:wholeAfterNotifications:)``),
