@@ -3,7 +3,7 @@ import CloudProtocol
 import Foundation
 
 /// A database that encrypts a model's encrypted fields
-/// (``CloudCodable/CloudCodable/cloudEncryptedFields``) on their way to the
+/// (``CloudCodable/cloudEncryptedFields``) on their way to the
 /// server and decrypts them on their way back, so the server stores and
 /// serves ciphertext only.
 ///

@@ -3,7 +3,7 @@ import CloudProtocol
 import Foundation
 
 /// Authenticated encryption for a model's encrypted fields
-/// (``CloudCodable/CloudCodable/cloudEncryptedFields``).
+/// (``CloudCodable/cloudEncryptedFields``).
 ///
 /// Cumulus has no cipher of its own: `CumulusCrypto` (the package in
 /// `Crypto/` of this repository) has `AESGCMFieldCipher`, built on

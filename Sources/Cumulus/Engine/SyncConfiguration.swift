@@ -72,7 +72,7 @@ public struct SyncConfiguration: Sendable {
     /// are never deleted, and do not count.
     public var assetCacheLimit: Int64 = 268_435_456
     /// The cipher and keys of the model's encrypted fields
-    /// (``CloudCodable/CloudCodable/cloudEncryptedFields``); an engine of a
+    /// (``CloudCodable/cloudEncryptedFields``); an engine of a
     /// model that declares some refuses to open without them.
     public var fieldEncryption: FieldEncryption?
     /// How long opening waits for an engine of this process that holds the
