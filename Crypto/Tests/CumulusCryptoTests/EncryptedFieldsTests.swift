@@ -14,6 +14,15 @@ struct Visit: CloudCodable, Identifiable {
     static var cloudEncryptedFields: Set<String> { ["diagnosis", "visits"] }
 }
 
+/// A journal entry whose text is encrypted and merged line by line.
+struct Entry: CloudCodable, Identifiable {
+    var id: String
+    var text: String
+    var cloudMetadata: RecordMetadata?
+    static var cloudEncryptedFields: Set<String> { ["text"] }
+    static var cloudTextMergedFields: Set<String> { ["text"] }
+}
+
 /// A model with an asset in an encrypted field, which cannot be.
 struct Scan: CloudCodable, Identifiable {
     var id: String
@@ -213,6 +222,38 @@ struct EncryptedFieldsTests {
             #expect(merged.diagnosis == "fracture" && merged.visits == 2)
         }
         #expect(try !holds(try await serverRecord(server, "v1"), "fracture"))
+        await phone.close()
+        await laptop.close()
+    }
+
+    @Test("an encrypted text edited on two devices merges line by line, in clear on the devices only")
+    func encryptedTextMerges() async throws {
+        let server = InMemoryCloudServer()
+        let keys = StaticFieldKeys(current: key1)
+        let phone = try await SyncEngine<Entry>(
+            database: server.database(signedInAs: "alice"), directory: directory(), configuration: configuration(keys))
+        let laptop = try await SyncEngine<Entry>(
+            database: server.database(signedInAs: "alice"), directory: directory(), configuration: configuration(keys))
+        try await phone.upload(Entry(id: "e", text: "Slept badly\nWalked to the sea\n"))
+        try await phone.sync()
+        try await laptop.sync()
+        var onPhone = try #require(await phone.model(withIdentifier: "e"))
+        var onLaptop = try #require(await laptop.model(withIdentifier: "e"))
+        onPhone.text = "Slept badly, \(marker)\nWalked to the sea\n"
+        onLaptop.text = "Slept badly\nWalked to the sea with Ada\n"
+        try await phone.upload(onPhone)
+        try await laptop.upload(onLaptop)
+        try await phone.sync()
+        try await laptop.sync()
+        try await phone.sync()
+        let merged = "Slept badly, \(marker)\nWalked to the sea with Ada\n"
+        #expect(await phone.model(withIdentifier: "e")?.text == merged)
+        #expect(await laptop.model(withIdentifier: "e")?.text == merged)
+        let zone = ZoneID(zoneName: Entry.cloudRecordType)
+        let stored = try #require(
+            try await server.database(signedInAs: "alice").lookupRecords(["e"], zoneID: zone, desiredKeys: nil)
+                .first?.record)
+        #expect(try !holds(stored, marker))
         await phone.close()
         await laptop.close()
     }
