@@ -144,7 +144,9 @@ extension Replica {
     mutating func discard(_ names: [String]) -> Effects {
         var effects = Effects()
         var discarded = false
-        for name in names where pending[name] != nil && inDoubt[name] == nil {
+        for name in names where pending[name] != nil && !pendingIsInDoubt(name) {
+            // Earlier writes in doubt only mattered as the base of this change.
+            settle(name, &effects)
             clearPending(name, &effects)
             discarded = true
             if let model = server[name]?.model {

@@ -121,7 +121,7 @@ extension Replica {
                 // Still in doubt: sent again after the wait.
                 answers.transient = error
             default:
-                settle(name, &answers.effects)
+                settleRefused(name, generation: change.generation, &answers.effects)
                 refuse(name, error, retryingLater: !Self.isLasting(error), &answers.effects)
             }
         }

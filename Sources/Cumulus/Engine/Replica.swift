@@ -519,6 +519,25 @@ struct Replica<Model: CloudCodable>: Sendable {
         effects.journal.remove(JournalKeys.sentDelete(name))
     }
 
+    /// The server refused the change of generation `generation`: its sends
+    /// did nothing. An earlier write of the record whose answer was lost may
+    /// have arrived and stays in doubt, so that a version grown from it is
+    /// still recognised, and merged against, as this device's own.
+    mutating func settleRefused(_ name: String, generation: Int, _ effects: inout Effects) {
+        guard var writes = inDoubt[name] else { return }
+        writes.removeAll { $0.generation == generation }
+        guard !writes.isEmpty else { return settle(name, &effects) }
+        inDoubt[name] = writes
+        writeInDoubt(name, &effects)
+    }
+
+    /// Whether the pending change itself was sent without an answer (not
+    /// only an earlier write of the record).
+    func pendingIsInDoubt(_ name: String) -> Bool {
+        guard let generation = pending[name]?.generation else { return false }
+        return inDoubt[name]?.contains { $0.generation == generation } ?? false
+    }
+
     /// The server (or the engine) refused the pending change. With
     /// `retryingLater`, it is sent again once the retry interval has passed
     /// (a production schema that lacks a field until the operator deploys
