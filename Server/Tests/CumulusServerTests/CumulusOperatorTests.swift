@@ -126,7 +126,7 @@ struct CumulusProcess: Sendable {
             let pipe = Pipe()
             process.standardOutput = pipe
             process.standardError = pipe
-            try process.run()
+            try ProcessSpawn.run(process)
             let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
             DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
             let data = pipe.fileHandleForReading.readDataToEndOfFile()

@@ -77,7 +77,7 @@ struct RevocationTests {
             process.standardOutput = output
             process.standardInput = standardInput
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try ProcessSpawn.run(process)
             standardInput.fileHandleForWriting.write(Data(input.utf8))
             try standardInput.fileHandleForWriting.close()
             let data = output.fileHandleForReading.readDataToEndOfFile()

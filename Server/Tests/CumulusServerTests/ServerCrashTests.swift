@@ -196,7 +196,7 @@ struct ServerCrashTests {
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try ProcessSpawn.run(process)
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             return (process.terminationStatus, data)
@@ -251,7 +251,7 @@ final class ServeProcess: Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try ProcessSpawn.run(process)
         // The server logs the address it listens on; read until then.
         var text = ""
         let reader = output.fileHandleForReading
