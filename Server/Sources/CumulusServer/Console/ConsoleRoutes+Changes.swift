@@ -26,6 +26,8 @@ extension ConsoleRoutes {
         values["field"] = field
         values["type"] = value.type.rawValue
         values["current"] = ConsoleValues.text(value)
+        // A text keeps its line breaks in a text area; a one-line input would drop them.
+        if case .string = value { values["isText"] = true }
         values["hidden"] = Self.hidden(query, changeTag: record.changeTag, field: field)
         return html(.ok, pages.render("confirmEdit", title: "Edit a field", session: session, values))
     }
@@ -52,7 +54,7 @@ extension ConsoleRoutes {
         else {
             throw ConsoleFailure(.badRequest, "The console edits string, int64 and double fields only.", back: back)
         }
-        guard let value = ConsoleValues.value(text, like: current) else {
+        guard let value = ConsoleValues.value(ConsoleValues.lineBreaks(of: text, as: current), like: current) else {
             throw ConsoleFailure(.badRequest, "That is not a \(current.type.rawValue) value.", back: back)
         }
         let (writer, writerZone) = database.writer(of: record, zone: zoneID)

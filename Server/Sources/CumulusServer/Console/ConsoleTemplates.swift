@@ -159,7 +159,9 @@ enum ConsoleTemplates {
         <input type="hidden" name="csrf" value="{{csrf}}">
         {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
         <label for="value">New value ({{type}})</label>
-        <input id="value" name="value" value="{{current}}">
+        {{#isText}}<textarea id="value" name="value" rows="6">
+        {{current}}</textarea>{{/isText}}
+        {{^isText}}<input id="value" name="value" value="{{current}}">{{/isText}}
         <button type="submit">Save the new value</button>
         </form>
         <p><a href="{{back}}">Cancel</a></p>

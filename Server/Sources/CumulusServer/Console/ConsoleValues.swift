@@ -36,6 +36,14 @@ enum ConsoleValues {
         }
     }
 
+    /// `text` as a browser posted it from a text area (every line break
+    /// CRLF) with the line breaks `current` had: a text without CRLFs keeps
+    /// LFs, so an edit changes only what the operator changed.
+    static func lineBreaks(of text: String, as current: FieldValue) -> String {
+        guard case .string(let old) = current, !old.utf8.contains(13) else { return text }
+        return text.replacingOccurrences(of: "\r\n", with: "\n")
+    }
+
     /// The value `text` stands for in a field of `current`'s type; `nil`
     /// when it is not one (a number that does not parse, or overflows).
     static func value(_ text: String, like current: FieldValue) -> FieldValue? {

@@ -41,6 +41,32 @@ struct ConsoleChangeTests {
         }
     }
 
+    @Test("a text's line breaks survive an edit: a text area, and the browser's CRLFs back to the record's LFs")
+    func multiLineTextKeepsItsLineBreaks() async throws {
+        try await ConsoleTestServer.with { server in
+            let saved = try await server.seed(
+                user: "alice", zone: "Notes", records: [Self.note("n1", title: "line one\nline two")])
+            let before = try #require(saved.first?.changeTag)
+            let session = try await server.signIn()
+            let csrf = try await server.csrf(session: session)
+            let record = try await server.zoneParameters(user: "alice", zone: "Notes") + [("record", "n1")]
+            let page = try await server.get(
+                ConsoleTestServer.link("/console/edit", record + [("field", "title")]), session: session)
+            #expect(page.status == 200)
+            #expect(
+                page.body.contains("<textarea id=\"value\" name=\"value\" rows=\"6\">\nline one\nline two</textarea>"))
+            let count = try await server.get(
+                ConsoleTestServer.link("/console/edit", record + [("field", "count")]), session: session)
+            #expect(count.body.contains("<input id=\"value\" name=\"value\" value=\"1\">"))
+
+            let form =
+                record + [("field", "title"), ("value", "line one\r\nline 2"), ("changeTag", before), ("csrf", csrf)]
+            #expect(try await server.send(.POST, "/console/edit", session: session, form: form).status == 200)
+            let after = try #require(try await server.lookUp("n1", zone: "Notes", user: "alice"))
+            #expect(after["title"] == .string("line one\nline 2"))
+        }
+    }
+
     @Test("GETs never change anything, whatever they carry")
     func getsChangeNothing() async throws {
         try await ConsoleTestServer.with { server in
