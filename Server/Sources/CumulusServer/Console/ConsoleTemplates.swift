@@ -2,7 +2,21 @@
 /// alone, which the engine escapes (``ConsolePages``); `{{{ }}}` is never
 /// used. Links are built by ``ConsoleLinks`` and escaped like any value.
 enum ConsoleTemplates {
-    static let all: [String: String] = [
+    /// Every template by name: the pages of this file and those each part
+    /// of the console declares beside its routes.
+    static let all: [String: String] = {
+        var all: [String: String] = [:]
+        for group in [pages] {
+            for (name, text) in group {
+                precondition(
+                    all.updateValue(text, forKey: name) == nil, "Internal inconsistency: two console templates \(name)")
+            }
+        }
+        return all
+    }()
+
+    /// The pages of the sign-in, the user's data and the failures.
+    static let pages: [String: String] = [
         "head": head, "foot": foot, "signIn": signIn, "home": home, "users": users, "user": user, "zones": zones,
         "records": records, "record": record, "confirmEdit": confirmEdit, "confirmDelete": confirmDelete,
         "message": message, "failures": failures,
