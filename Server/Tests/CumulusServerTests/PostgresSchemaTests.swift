@@ -110,7 +110,7 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+            #expect(versions == Array(1...12))
         }
     }
 
@@ -283,7 +283,7 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+            #expect(versions == Array(1...12))
         }
     }
 
