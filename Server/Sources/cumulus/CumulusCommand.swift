@@ -1,5 +1,6 @@
 import ArgumentParser
 import CumulusServer
+import Foundation
 
 /// `cumulus`: runs the record server and provisions its containers, users
 /// and keys. A new subcommand is one type added to `subcommands`.
@@ -20,8 +21,12 @@ struct CumulusCommand: AsyncParsableCommand {
 struct CommandOutput: Sendable {
     let write: @Sendable (String) -> Void
 
-    /// Standard output.
-    static let standard = CommandOutput { print($0) }
+    /// Standard output, a line at a time even into a pipe or a file: a
+    /// long-running command (`demo --server`) is read while it runs.
+    static let standard = CommandOutput { line in
+        print(line)
+        fflush(nil)
+    }
 }
 
 /// A command that prints through a ``CommandOutput``: `run()` prints to
