@@ -130,6 +130,7 @@ enum ConsoleTemplates {
         </table>
         {{^records}}<p>No records on this page.</p>{{/records}}
         {{#next}}<p><a href="{{next}}">Next {{pageSize}} records</a></p>{{/next}}
+        {{#queryLink}}<p><a href="{{queryLink}}">Query these records…</a></p>{{/queryLink}}
         {{> foot}}
         """
 
