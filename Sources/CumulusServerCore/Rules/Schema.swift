@@ -161,10 +161,15 @@ extension RecordService {
     /// Every field either environment's schema of a container types, by
     /// record type and then field name, compared as bytes; read in one
     /// transaction, so the two sides are of one moment.
+    ///
+    /// - Throws: `NOT_FOUND` for an unknown container.
     public func schemaFields(container: String) async throws -> [SchemaField] {
         try NameRules.check(container, "the container name")
         let (development, production) = try await storage.read { transaction in
-            (
+            guard try await transaction.containerTokenHash(named: container) != nil else {
+                throw CloudError(.notFound, reason: "no container '\(container)'")
+            }
+            return (
                 try await transaction.fieldTypes(container: container, environment: .development),
                 try await transaction.fieldTypes(container: container, environment: .production)
             )

@@ -285,6 +285,9 @@ struct ConsoleSchemaTests {
                 ConsoleTestServer.link("/console/container", [("container", "<script>x</script>")]), session: session)
             #expect(unknown.status == 404)
             ConsoleEscapingTests.expectEscaped(unknown.body, page: "unknown container")
+            let noSchema = try await server.get(
+                ConsoleTestServer.link("/console/schema", [("container", "no.such.container")]), session: session)
+            #expect(noSchema.status == 404)
         }
     }
 }
