@@ -229,8 +229,9 @@ public enum QueryEvaluation {
 
     // MARK: Values
 
-    /// The type of a system field's values, or `nil` for another field.
-    private static func systemFieldType(_ name: String) -> FieldType? {
+    /// The type of a system field's values (what a filter on it compares),
+    /// or `nil` for another field.
+    public static func systemFieldType(_ name: String) -> FieldType? {
         switch name {
         case recordIDField, createdByField, modifiedByField: .string
         case createTimeField, modTimeField: .timestamp

@@ -126,3 +126,102 @@ extension RecordService {
         return added.count
     }
 }
+
+/// A field of a record type as each environment's schema types it: what
+/// the console's schema page shows side by side.
+public struct SchemaField: Sendable, Hashable {
+    /// The record type.
+    public var recordType: String
+    /// The field's name.
+    public var fieldName: String
+    /// The field's type in `development`, or `nil` when it has none there.
+    public var development: FieldType?
+    /// The field's type in `production`, or `nil` when it has none there.
+    public var production: FieldType?
+
+    /// Creates a row.
+    public init(recordType: String, fieldName: String, development: FieldType?, production: FieldType?) {
+        self.recordType = recordType
+        self.fieldName = fieldName
+        self.development = development
+        self.production = production
+    }
+
+    /// Whether deploying would add the field to `production`.
+    public var isDeployable: Bool { development != nil && production == nil }
+
+    /// Whether the environments give the field different types (deploying is then refused).
+    public var isMismatched: Bool {
+        guard let development, let production else { return false }
+        return development != production
+    }
+}
+
+extension RecordService {
+    /// Every field either environment's schema of a container types, by
+    /// record type and then field name, compared as bytes; read in one
+    /// transaction, so the two sides are of one moment.
+    ///
+    /// - Throws: `NOT_FOUND` for an unknown container.
+    public func schemaFields(container: String) async throws -> [SchemaField] {
+        try NameRules.check(container, "the container name")
+        let (development, production) = try await storage.read { transaction in
+            guard try await transaction.containerTokenHash(named: container) != nil else {
+                throw CloudError(.notFound, reason: "no container '\(container)'")
+            }
+            return (
+                try await transaction.fieldTypes(container: container, environment: .development),
+                try await transaction.fieldTypes(container: container, environment: .production)
+            )
+        }
+        var fields: [ExactName: [ExactName: SchemaField]] = [:]
+        for type in development {
+            fields[ExactName(type.recordType), default: [:]][ExactName(type.fieldName)] = SchemaField(
+                recordType: type.recordType, fieldName: type.fieldName, development: type.type, production: nil)
+        }
+        for type in production {
+            let recordType = ExactName(type.recordType)
+            let field = ExactName(type.fieldName)
+            var row =
+                fields[recordType]?[field]
+                ?? SchemaField(
+                    recordType: type.recordType, fieldName: type.fieldName, development: nil, production: nil)
+            row.production = type.type
+            fields[recordType, default: [:]][field] = row
+        }
+        return fields.sorted { $0.key < $1.key }.flatMap { _, byField in
+            byField.sorted { $0.key < $1.key }.map(\.value)
+        }
+    }
+
+    /// Gives a field of a record type a type in the container's
+    /// `development` schema, as a first write of such a value would.
+    ///
+    /// - Throws: `BAD_REQUEST` for an empty name or one the protocol
+    ///   refuses (``NameRules``), or when the field has a type already
+    ///   (the first type of a field stays); `NOT_FOUND` for an unknown container.
+    public func addDevelopmentFieldType(_ type: StoredFieldType, container: String) async throws {
+        try NameRules.check(container, "the container name")
+        try NameRules.check(type.recordType, "the record type")
+        try NameRules.check(type.fieldName, "the field name")
+        guard !type.recordType.isEmpty, !type.fieldName.isEmpty else {
+            throw CloudError(.badRequest, reason: "a record type and a field name may not be empty")
+        }
+        let stored = try await storage.write { transaction -> [StoredFieldType] in
+            guard try await transaction.containerTokenHash(named: container) != nil else {
+                throw CloudError(.notFound, reason: "no container '\(container)'")
+            }
+            let schema = Schema(try await transaction.fieldTypes(container: container, environment: .development))
+            if let known = schema.type(ofField: type.fieldName, in: type.recordType) {
+                throw CloudError(
+                    .badRequest,
+                    reason: "field '\(type.fieldName)' of record type '\(type.recordType)' is a "
+                        + "\(known.rawValue) in development already; a field keeps its first type")
+            }
+            try await transaction.addFieldTypes([type], container: container, environment: .development)
+            return try await transaction.fieldTypes(container: container, environment: .development)
+        }
+        // As deploy does: the cache takes the committed schema, so the next write sees the new type.
+        reload(stored, in: SchemaKey(container: container, environment: .development))
+    }
+}

@@ -490,6 +490,8 @@ public protocol StorageTransaction: AssetTransaction, CredentialTransaction {
     func containerTokenHash(named name: String) async throws -> String?
     /// How many containers there are.
     func containerCount() async throws -> Int
+    /// The names of every container, in the order of their bytes.
+    func containerNames() async throws -> [String]
     /// Gives a user an email address others find them by (or none), and
     /// says whether lookups may return them; `false` for an unknown user.
     func setUserEmail(

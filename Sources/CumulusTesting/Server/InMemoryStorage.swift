@@ -512,6 +512,10 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         read { $0.containers.count }
     }
 
+    func containerNames() async throws -> [String] {
+        read { $0.containers.keys.sorted().map(\.string) }
+    }
+
     func setUserEmail(_ emailAddress: String?, discoverable: Bool, recordName: String, container: String)
         async throws -> Bool
     {

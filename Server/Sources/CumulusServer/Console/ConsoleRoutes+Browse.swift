@@ -102,6 +102,7 @@ extension ConsoleRoutes {
         var values = Self.databaseValues(database).merging(Self.zoneValues(zoneID, database)) { $1 }
         values["records"] = rows
         values["pageSize"] = Self.pageSize
+        values["queryLink"] = ConsoleLinks.link("/console/query", zoneParameters)
         if let next = page.nextAfter {
             values["next"] = ConsoleLinks.link("/console/records", zoneParameters + [("after", next)])
         }

@@ -52,6 +52,8 @@ struct ConsoleRoutes: Sendable {
         }
         addBrowsing(to: console)
         addChanges(to: console)
+        addSchema(to: console)
+        addQuery(to: console)
         console.get("failures") { request, _ in
             try await page(request) { session, query in failuresPage(session: session, query: query) }
         }
@@ -95,7 +97,9 @@ struct ConsoleRoutes: Sendable {
     }
 
     private func home(_ request: Request) async throws -> Response {
-        try await page(request) { session, _ in html(.ok, pages.render("home", title: "Home", session: session)) }
+        try await page(request) { session, _ in
+            html(.ok, pages.render("home", title: "Home", session: session, try await homeValues()))
+        }
     }
 
     private func signIn(_ request: Request) async throws -> Response {

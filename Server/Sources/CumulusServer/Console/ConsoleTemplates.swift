@@ -6,7 +6,7 @@ enum ConsoleTemplates {
     /// of the console declares beside its routes.
     static let all: [String: String] = {
         var all: [String: String] = [:]
-        for group in [pages] {
+        for group in [pages, schemaPages] {
             for (name, text) in group {
                 precondition(
                     all.updateValue(text, forKey: name) == nil, "Internal inconsistency: two console templates \(name)")
@@ -75,6 +75,7 @@ enum ConsoleTemplates {
         <button type="submit">Show its users</button>
         </form>
         <p><a href="/console/failures">Recent failed requests</a></p>
+        {{> containerList}}
         {{> foot}}
         """
 
@@ -129,6 +130,7 @@ enum ConsoleTemplates {
         </table>
         {{^records}}<p>No records on this page.</p>{{/records}}
         {{#next}}<p><a href="{{next}}">Next {{pageSize}} records</a></p>{{/next}}
+        {{#queryLink}}<p><a href="{{queryLink}}">Query these records…</a></p>{{/queryLink}}
         {{> foot}}
         """
 

@@ -7,4 +7,9 @@ extension CloudService {
     public func containerCount() async throws -> Int {
         try await storage.read { try await $0.containerCount() }
     }
+
+    /// The names of every container the store holds, in the order of their bytes.
+    public func containerNames() async throws -> [String] {
+        try await storage.read { try await $0.containerNames() }
+    }
 }

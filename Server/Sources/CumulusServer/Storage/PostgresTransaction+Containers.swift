@@ -9,4 +9,10 @@ extension PostgresTransaction {
         }
         return Int(try row.decode(Int64.self))
     }
+
+    func containerNames() async throws -> [String] {
+        try await query("SELECT name FROM containers ORDER BY name COLLATE \"C\"").map { row in
+            try read(row, table: "containers") { try $0.value("name") }
+        }
+    }
 }

@@ -10,4 +10,11 @@ extension SQLiteTransaction {
         }
         return Int(count)
     }
+
+    func containerNames() async throws -> [String] {
+        // BINARY collation: the order of the names' bytes.
+        try await query("SELECT \(SQLiteColumns.exact("name")) FROM containers ORDER BY name").map { row in
+            try read(row, table: "containers") { try $0.text("name") }
+        }
+    }
 }
