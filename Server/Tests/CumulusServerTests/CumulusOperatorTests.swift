@@ -120,19 +120,14 @@ struct CumulusProcess: Sendable {
     static func run(_ arguments: [String], killAfter limit: TimeInterval = 60) async throws -> CumulusProcess {
         let executable = try #require(ServerCrashTests.executableURL, "the cumulus executable was not built")
         return try await offThePool {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try ProcessSpawn.run(process)
-            let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+            let process = try ChildProcess(executable, arguments, mergeErrors: true)
+            let watchdog = DispatchWorkItem { process.send(SIGTERM) }
             DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            let data = process.output?.readDataToEndOfFile() ?? Data()
             process.waitUntilExit()
             watchdog.cancel()
-            return CumulusProcess(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+            // A child ended by a signal has no exit code: say so with a status no command exits with.
+            return CumulusProcess(status: process.exitCode ?? -1, output: String(decoding: data, as: UTF8.self))
         }
     }
 }

@@ -69,20 +69,12 @@ struct RevocationTests {
     /// and returns the lines it printed.
     static func lines(of executable: URL, _ arguments: [String], input: String = "") async throws -> [String] {
         let (status, data) = try await offThePool {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            let output = Pipe()
-            let standardInput = Pipe()
-            process.standardOutput = output
-            process.standardInput = standardInput
-            process.standardError = FileHandle.nullDevice
-            try ProcessSpawn.run(process)
-            standardInput.fileHandleForWriting.write(Data(input.utf8))
-            try standardInput.fileHandleForWriting.close()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
+            let process = try ChildProcess(executable, arguments, input: .pipe)
+            process.input?.write(Data(input.utf8))
+            try process.input?.close()
+            let data = process.output?.readDataToEndOfFile() ?? Data()
             process.waitUntilExit()
-            return (process.terminationStatus, data)
+            return (process.exitCode, data)
         }
         try #require(status == 0, "cumulus \(arguments.joined(separator: " ")) failed")
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)

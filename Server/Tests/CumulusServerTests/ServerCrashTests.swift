@@ -176,9 +176,9 @@ struct ServerCrashTests {
         #expect(saved[0].record != nil)
         server.send(signal)
         let process = server.process
-        try await offThePool { process.waitUntilExit() }
-        #expect(server.process.terminationReason == .exit)
-        #expect(server.process.terminationStatus == 0)
+        _ = try await offThePool { process.waitUntilExit() }
+        // Exited (not ended by the signal), with status 0.
+        #expect(process.exitCode == 0)
 
         let again = try await ServeProcess.start(executable: executable, data: data)
         defer { again.kill() }
@@ -190,16 +190,10 @@ struct ServerCrashTests {
     /// Runs the executable to completion and returns the last line it printed.
     static func lastLine(of executable: URL, _ arguments: [String]) async throws -> String {
         let (status, data) = try await offThePool {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try ProcessSpawn.run(process)
-            let data = output.fileHandleForReading.readDataToEndOfFile()
+            let process = try ChildProcess(executable, arguments)
+            let data = process.output?.readDataToEndOfFile() ?? Data()
             process.waitUntilExit()
-            return (process.terminationStatus, data)
+            return (process.exitCode, data)
         }
         try #require(status == 0, "cumulus \(arguments.joined(separator: " ")) failed")
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
@@ -227,7 +221,7 @@ final class Acknowledgements: Sendable {
 
 /// A `cumulus serve` process on a free port.
 final class ServeProcess: Sendable {
-    let process: Process
+    let process: ChildProcess
     let baseURL: URL
     let container: String
     /// What the server printed up to the line saying where it listens.
@@ -245,16 +239,10 @@ final class ServeProcess: Sendable {
     }
 
     private init(executable: URL, store: [String], container: String) throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "--port", "0"] + store
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try ProcessSpawn.run(process)
+        let process = try ChildProcess(executable, ["serve", "--port", "0"] + store, mergeErrors: true)
         // The server logs the address it listens on; read until then.
         var text = ""
-        let reader = output.fileHandleForReading
+        guard let reader = process.output else { throw CloudError(.internalError, reason: "no output pipe") }
         var port: Int?
         while port == nil {
             let chunk = reader.availableData
@@ -265,7 +253,7 @@ final class ServeProcess: Sendable {
             }
         }
         guard let port else {
-            process.terminate()
+            process.send(SIGTERM)
             throw CloudError(.internalError, reason: "cumulus serve did not say where it listens: \(text)")
         }
         // Keep draining the pipe so that the server never blocks on a full one.
@@ -288,21 +276,13 @@ final class ServeProcess: Sendable {
 
     /// Sends `signal` to the server.
     func send(_ signal: Int32) {
-        #if canImport(Glibc)
-            _ = Glibc.kill(process.processIdentifier, signal)
-        #else
-            _ = Darwin.kill(process.processIdentifier, signal)
-        #endif
+        process.send(signal)
     }
 
     /// Kills the server with SIGKILL and waits for it to end.
     func kill() {
         guard process.isRunning else { return }
-        #if canImport(Glibc)
-            _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        #else
-            _ = Darwin.kill(process.processIdentifier, SIGKILL)
-        #endif
+        process.send(SIGKILL)
         process.waitUntilExit()
     }
 }
