@@ -52,6 +52,7 @@ struct ConsoleRoutes: Sendable {
         }
         addBrowsing(to: console)
         addChanges(to: console)
+        addManage(to: console)
         console.get("failures") { request, _ in
             try await page(request) { session, query in failuresPage(session: session, query: query) }
         }
