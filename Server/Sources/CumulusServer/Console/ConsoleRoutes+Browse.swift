@@ -105,6 +105,7 @@ extension ConsoleRoutes {
         var values = Self.databaseValues(database).merging(Self.zoneValues(zoneID, database)) { $1 }
         values["records"] = rows
         values["pageSize"] = Self.pageSize
+        values.merge(Self.exportValues(database, zoneID)) { $1 }
         if let next = page.nextAfter {
             values["next"] = ConsoleLinks.link("/console/records", zoneParameters + [("after", next)])
         }

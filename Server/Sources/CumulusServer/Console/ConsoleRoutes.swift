@@ -53,6 +53,7 @@ struct ConsoleRoutes: Sendable {
         addBrowsing(to: console)
         addChanges(to: console)
         addManage(to: console)
+        addExport(to: console)
         console.get("failures") { request, _ in
             try await page(request) { session, query in failuresPage(session: session, query: query) }
         }

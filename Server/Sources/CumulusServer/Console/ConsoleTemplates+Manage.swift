@@ -1,9 +1,9 @@
 extension ConsoleTemplates {
     /// The confirmations of deleting a zone, revoking a token and removing
-    /// a user.
+    /// a user, and the import form.
     static let managePages: [String: String] = [
         "confirmDeleteZone": confirmDeleteZone, "confirmRevokeToken": confirmRevokeToken,
-        "confirmRemoveUser": confirmRemoveUser,
+        "confirmRemoveUser": confirmRemoveUser, "importForm": importForm,
     ]
 
     static let confirmDeleteZone = """
@@ -64,4 +64,24 @@ extension ConsoleTemplates {
         {{> foot}}
         """
 
+    static let importForm = """
+        {{> head}}
+        <p>Import records into zone <code>{{zone}}</code> of <code>{{user}}</code> in <code>{{container}}</code>
+        (development).</p>
+        <p>Paste JSON lines, one record's wire JSON a line, as <em>Export as JSON lines</em> writes them. They are
+        written as <code>{{user}}</code>'s own <code>records/modify</code> creates, {{batchSize}} a request; the zone
+        is created if it is missing. A record whose name the zone already holds is refused (<code>EXISTS</code>), not
+        overwritten. Change tags and creation stamps are dropped (the records get new ones); a share record, a
+        record's share and asset fields are not imported. Every line is read before anything is written: a bad line
+        writes nothing.</p>
+        <form method="post" action="/console/import">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
+        <label for="lines">JSON lines</label>
+        <textarea id="lines" name="lines" rows="16" cols="100" required></textarea>
+        <button type="submit">Import</button>
+        </form>
+        <p><a href="{{back}}">Cancel</a></p>
+        {{> foot}}
+        """
 }

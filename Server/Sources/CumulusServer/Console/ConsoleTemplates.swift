@@ -132,6 +132,7 @@ enum ConsoleTemplates {
         </table>
         {{^records}}<p>No records on this page.</p>{{/records}}
         {{#next}}<p><a href="{{next}}">Next {{pageSize}} records</a></p>{{/next}}
+        <p><a href="{{exportLink}}">Export as JSON lines</a>{{#importLink}} · <a href="{{importLink}}">Import JSON lines…</a>{{/importLink}}</p>
         {{> foot}}
         """
 
