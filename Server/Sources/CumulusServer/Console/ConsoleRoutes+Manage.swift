@@ -200,8 +200,11 @@ extension ConsoleRoutes {
     }
 
     /// The link to delete a zone, for the zones page: only a private
-    /// database's zones are their owner's to delete (none otherwise).
-    static func deleteZoneLink(_ database: ConsoleDatabase, _ zoneID: ZoneID) -> String {
-        database.scope == .private ? ConsoleLinks.link("/console/delete-zone", database.parameters(zone: zoneID)) : ""
+    /// database's zones are their owner's to delete, and not its default
+    /// zone, which `zones/modify` refuses to delete. `false` when there is
+    /// none: a Mustache section shows for any string, the empty one too.
+    static func deleteZoneLink(_ database: ConsoleDatabase, _ zoneID: ZoneID) -> Any {
+        guard database.scope == .private, !zoneID.zoneName.isExactly(ZoneID.defaultZone.zoneName) else { return false }
+        return ConsoleLinks.link("/console/delete-zone", database.parameters(zone: zoneID))
     }
 }

@@ -130,6 +130,35 @@ struct ConsoleExportTests {
         }
     }
 
+    @Test("an import into the default zone, which is never atomic, writes each record by itself")
+    func defaultZone() async throws {
+        try await ConsoleTestServer.with { server in
+            let session = try await server.signIn()
+            let csrf = try await server.csrf(session: session)
+            let lines = try ["d1", "d2", "d3"].map { name in
+                String(
+                    decoding: try WireFormat.encode(
+                        Record(recordType: "Thing", recordName: name, fields: ["t": .string(name)])),
+                    as: UTF8.self)
+            }
+            let target = try await Self.importParameters(
+                server, user: "bob", zone: "_defaultZone", environment: "development")
+            let first = try await server.send(
+                .POST, "/console/import", session: session,
+                form: target + [("lines", lines[0]), ("csrf", csrf)])
+            #expect(first.status == 200)
+            let answer = try await server.send(
+                .POST, "/console/import", session: session,
+                form: target + [("lines", lines.reversed().joined(separator: "\n")), ("csrf", csrf)])
+            // d3 and d2 are written, then d1 is taken: the answer says exactly that.
+            #expect(answer.status == 409)
+            #expect(answer.body.contains("Line 3 was refused: EXISTS") && answer.body.contains("Imported 2 records"))
+            for name in ["d1", "d2", "d3"] {
+                #expect(try await server.lookUp(name, zone: "_defaultZone", user: "bob")?["t"] == .string(name))
+            }
+        }
+    }
+
     @Test("imports into production, malformed lines and forms without the CSRF token are refused, writing nothing")
     func refusals() async throws {
         try await ConsoleTestServer.with { server in

@@ -66,6 +66,8 @@ struct ConsoleManageTests {
             let deleteLink = ConsoleTestServer.link(
                 "/console/delete-zone", database + [("zone", "Shared"), ("owner", "")])
             #expect(zones.body.contains(deleteLink.replacingOccurrences(of: "&", with: "&amp;")))
+            // The default zone is listed but offers no delete: zones/modify refuses it, and so does the POST.
+            #expect(zones.body.contains(">_defaultZone<") && !zones.body.contains("Delete zone <code>_defaultZone"))
             let confirm = try await server.get(deleteLink, session: session)
             #expect(confirm.status == 200 && confirm.body.contains("participants of its shares lose it"))
             let csrf = try #require(confirm.hiddenValue("csrf"))
@@ -74,11 +76,18 @@ struct ConsoleManageTests {
             #expect(try await phone.listZones().contains { $0.zoneID.zoneName == "Shared" }, "refused, nothing deleted")
             // A shared database's zone is not the console's to delete: only the owner's private one.
             let shared = [("container", server.container), ("environment", "development"), ("scope", "shared")]
+            let sharedZones = try await server.get(
+                ConsoleTestServer.link("/console/zones", shared + [("user", bob)]), session: session)
+            #expect(sharedZones.body.contains(">Shared<") && !sharedZones.body.contains("Delete zone"))
             let refused = try await server.send(
                 .POST, "/console/delete-zone", session: session,
                 form: shared + [("user", bob), ("zone", "Shared"), ("owner", alice), ("csrf", csrf)])
             #expect(refused.status == 400)
 
+            let defaultZone = try await server.send(
+                .POST, "/console/delete-zone", session: session,
+                form: database + [("zone", "_defaultZone"), ("csrf", csrf)])
+            #expect(defaultZone.status == 409 && defaultZone.body.contains("the default zone cannot be deleted"))
             let deleted = try await server.send(
                 .POST, "/console/delete-zone", session: session, form: form + [("csrf", csrf)])
             #expect(deleted.status == 200)
