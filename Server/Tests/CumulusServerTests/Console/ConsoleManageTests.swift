@@ -198,4 +198,40 @@ struct ConsoleManageTests {
             #expect(try await server.get(ConsoleTestServer.link("/console/user", user), session: session).status == 404)
         }
     }
+
+    @Test(
+        "removing an identity user: blocked when asked, their next sign-in is refused; unblocked, it makes a new user")
+    func removeIdentityUser() async throws {
+        try await ConsoleTestServer.with { server in
+            let issuer = "https://id.example.com"
+            let carol = try await server.service.signIn(
+                VerifiedIdentity(issuer: issuer, subject: "carol<script>"), container: server.container)
+            let dave = try await server.service.signIn(
+                VerifiedIdentity(issuer: issuer, subject: "dave"), container: server.container)
+            let session = try await server.signIn()
+            let carolPage = [("container", server.container), ("name", carol)]
+            let confirm = try await server.get(
+                ConsoleTestServer.link("/console/remove-user", carolPage), session: session)
+            #expect(
+                confirm.body.contains("carol&lt;script&gt;") && confirm.body.contains("Also block these identities"))
+            ConsoleEscapingTests.expectEscaped(confirm.body, page: "remove-user")
+            let csrf = try #require(confirm.hiddenValue("csrf"))
+            let blocked = try await server.send(
+                .POST, "/console/remove-user", session: session,
+                form: carolPage + [("data", "keep"), ("block", "yes"), ("csrf", csrf)])
+            #expect(blocked.status == 200 && blocked.body.contains("blocked 1 identities; kept the data."))
+            await #expect(throws: CloudError.self) {
+                _ = try await server.service.signIn(
+                    VerifiedIdentity(issuer: issuer, subject: "carol<script>"), container: server.container)
+            }
+            let davePage = [("container", server.container), ("name", dave)]
+            let kept = try await server.send(
+                .POST, "/console/remove-user", session: session, form: davePage + [("data", "keep"), ("csrf", csrf)])
+            #expect(kept.status == 200)
+            // Not blocked: the provider's next token signs in as a new user, as `cumulus user remove` says.
+            let again = try await server.service.signIn(
+                VerifiedIdentity(issuer: issuer, subject: "dave"), container: server.container)
+            #expect(again != dave)
+        }
+    }
 }
