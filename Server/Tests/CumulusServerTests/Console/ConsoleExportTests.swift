@@ -37,10 +37,11 @@ struct ConsoleExportTests {
     }
 
     @Test(
-        "a zone exported as the wire JSON records/lookup answers, imported into another user's zone, reads back equal")
-    func exportThenImport() async throws {
+        "a zone exported as the wire JSON records/lookup answers, imported into another user's zone, reads back equal",
+        arguments: TestStore.single)
+    func exportThenImport(_ store: TestStore) async throws {
         let log = LogLines()
-        try await ConsoleTestServer.with(log: log) { server in
+        try await ConsoleTestServer.with(store: store, log: log) { server in
             try await server.seed(user: "alice", zone: "Things", records: Self.records())
             let session = try await server.signIn()
             let zone = try await server.zoneParameters(user: "alice", zone: "Things")
@@ -100,9 +101,11 @@ struct ConsoleExportTests {
         }
     }
 
-    @Test("an import stops at the batch that fails, and says which line and what was written before it")
-    func failedBatch() async throws {
-        try await ConsoleTestServer.with { server in
+    @Test(
+        "an import stops at the batch that fails, and says which line and what was written before it",
+        arguments: TestStore.single)
+    func failedBatch(_ store: TestStore) async throws {
+        try await ConsoleTestServer.with(store: store) { server in
             try await server.seed(
                 user: "bob", zone: "Copied", records: [Record(recordType: "Thing", recordName: "taken", fields: [:])])
             let session = try await server.signIn()

@@ -29,10 +29,12 @@ struct ConsoleManageTests {
         }
     }
 
-    @Test("deleting a zone is the owner's zones/modify: devices and share participants lose it; CSRF refused")
-    func deleteZone() async throws {
+    @Test(
+        "deleting a zone is the owner's zones/modify: devices and share participants lose it; CSRF refused",
+        arguments: TestStore.single)
+    func deleteZone(_ store: TestStore) async throws {
         let log = LogLines()
-        try await ConsoleTestServer.with(log: log) { server in
+        try await ConsoleTestServer.with(store: store, log: log) { server in
             let alice = try await server.server.user("alice").recordName
             let bob = try await server.server.user("bob").recordName
             try await server.seed(user: "alice", zone: "Shared", records: [Self.note("n1", title: "shared")])
@@ -105,10 +107,12 @@ struct ConsoleManageTests {
         }
     }
 
-    @Test("revoking a token: its requests get AUTHENTICATION_FAILED, the user's other token still works")
-    func revokeToken() async throws {
+    @Test(
+        "revoking a token: its requests get AUTHENTICATION_FAILED, the user's other token still works",
+        arguments: TestStore.single)
+    func revokeToken(_ store: TestStore) async throws {
         let log = LogLines()
-        try await ConsoleTestServer.with(log: log) { server in
+        try await ConsoleTestServer.with(store: store, log: log) { server in
             let first = try await server.server.user("alice").token
             _ = try await server.server.user("bob")
             let second = try await server.service.addWebAuthToken(
@@ -151,10 +155,12 @@ struct ConsoleManageTests {
         }
     }
 
-    @Test("removing a user deletes their data and tokens; another user's zone of the same name survives")
-    func removeUser() async throws {
+    @Test(
+        "removing a user deletes their data and tokens; another user's zone of the same name survives",
+        arguments: TestStore.single)
+    func removeUser(_ store: TestStore) async throws {
         let log = LogLines()
-        try await ConsoleTestServer.with(log: log) { server in
+        try await ConsoleTestServer.with(store: store, log: log) { server in
             let alice = try await server.server.user("alice")
             let bob = try await server.server.user("bob")
             try await server.seed(user: "alice", zone: "Notes", records: [Self.note("a1", title: "alice's")])
