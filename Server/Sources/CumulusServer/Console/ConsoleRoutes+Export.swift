@@ -156,14 +156,22 @@ extension ConsoleRoutes {
             let batch = lines[start..<min(start + size, lines.count)]
             let request = CloudRequest.modifyRecords(
                 operations: batch.map { RecordOperation(.create, $0.record) }, zoneID: zoneID, atomic: isAtomic)
-            guard case .records(let results) = try await service.perform(request, as: caller) else {
-                throw ConsoleFailure(.internalServerError, "records/modify answered something else.", back: back)
+            let results: [RecordResult]
+            do {
+                guard case .records(let answered) = try await service.perform(request, as: caller) else {
+                    throw ConsoleFailure(.internalServerError, "records/modify answered something else.", back: back)
+                }
+                results = answered
+            } catch let error as CloudError {
+                // The request as a whole was refused: the answer still says what earlier batches wrote.
+                outcome = ImportFailure(line: batch[batch.startIndex].line, error: error, isBatch: true)
+                break
             }
             let failed = zip(batch, results).compactMap { line, result in result.error.map { (line.line, $0) } }
             if let first = failed.first {
                 // The error that failed the batch, not another operation's ATOMIC_ERROR.
                 let cause = failed.first { $0.1.code != .atomicError } ?? first
-                outcome = ImportFailure(line: cause.0, error: cause.1)
+                outcome = ImportFailure(line: cause.0, error: cause.1, isBatch: false)
                 break
             }
             written += batch.count
@@ -180,8 +188,9 @@ extension ConsoleRoutes {
             let values: [String: Any] = ["text": "Imported \(written) records into \(zoneID.zoneName).", "back": back]
             return html(.ok, pages.render("message", title: "Imported", session: session, values))
         }
+        let what = outcome.isBatch ? "The batch from line \(outcome.line)" : "Line \(outcome.line)"
         let text =
-            "Line \(outcome.line) was refused: \(outcome.error.code.rawValue): \(outcome.error.reason). "
+            "\(what) was refused: \(outcome.error.code.rawValue): \(outcome.error.reason). "
             + "Imported \(written) records, all from lines before it; nothing from its batch on was written."
         throw ConsoleFailure(.conflict, text, back: back)
     }
@@ -240,10 +249,12 @@ struct ImportedRecord: Sendable {
     var record: Record
 }
 
-/// The line whose record an import's batch failed on.
+/// The line whose record an import's batch failed on, or where the
+/// batch that was refused as a whole starts.
 private struct ImportFailure {
     var line: Int
     var error: CloudError
+    var isBatch: Bool
 }
 
 extension Reference {

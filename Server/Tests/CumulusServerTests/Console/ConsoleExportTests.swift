@@ -130,6 +130,16 @@ struct ConsoleExportTests {
             #expect(try await server.lookUp("n99", zone: "Copied", user: "bob") != nil)
             #expect(try await server.lookUp("n100", zone: "Copied", user: "bob") == nil)
             #expect(try await server.lookUp("n149", zone: "Copied", user: "bob") == nil)
+
+            // A batch refused as a whole (a name the protocol refuses) is named by its first line.
+            lines[120] = #"{"recordName":"bad\u0000name","recordType":"Thing","fields":{}}"#
+            let refused = try await server.send(
+                .POST, "/console/import", session: session,
+                form: target + [("lines", lines.suffix(from: 100).joined(separator: "\n")), ("csrf", csrf)])
+            #expect(refused.status == 409)
+            #expect(refused.body.contains("The batch from line 1 was refused: BAD_REQUEST"), "\(refused.body)")
+            #expect(refused.body.contains("Imported 0 records"))
+            #expect(try await server.lookUp("n100", zone: "Copied", user: "bob") == nil)
         }
     }
 
