@@ -47,6 +47,7 @@ extension ConsoleRoutes {
             [
                 "id": token.id, "created": Self.date(milliseconds: token.created),
                 "expires": token.expires.map(Self.date(milliseconds:)) ?? "never",
+                "revokeLink": Self.revokeLink(container: container, user: account.name, token: token.id),
             ]
         }
         var databases: [[String: Any]] = []
@@ -62,6 +63,7 @@ extension ConsoleRoutes {
         }
         let values: [String: Any] = [
             "container": container, "recordName": account.recordName, "databases": databases, "tokens": tokens,
+            "removeLink": Self.removeLink(container: container, user: account.name),
         ]
         return html(.ok, pages.render("user", title: account.name, session: session, values))
     }
@@ -76,6 +78,7 @@ extension ConsoleRoutes {
             [
                 "name": zone.zoneID.zoneName, "owner": zone.zoneID.namedOwner ?? database.user,
                 "link": ConsoleLinks.link("/console/records", database.parameters(zone: zone.zoneID)),
+                "deleteLink": Self.deleteZoneLink(database, zone.zoneID),
             ]
         }
         let values = Self.databaseValues(database).merging(["zones": rows]) { $1 }
@@ -103,6 +106,7 @@ extension ConsoleRoutes {
         values["records"] = rows
         values["pageSize"] = Self.pageSize
         values["queryLink"] = ConsoleLinks.link("/console/query", zoneParameters)
+        values.merge(Self.exportValues(database, zoneID)) { $1 }
         if let next = page.nextAfter {
             values["next"] = ConsoleLinks.link("/console/records", zoneParameters + [("after", next)])
         }

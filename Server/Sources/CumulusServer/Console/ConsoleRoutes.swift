@@ -54,6 +54,8 @@ struct ConsoleRoutes: Sendable {
         addChanges(to: console)
         addSchema(to: console)
         addQuery(to: console)
+        addManage(to: console)
+        addExport(to: console)
         console.get("failures") { request, _ in
             try await page(request) { session, query in failuresPage(session: session, query: query) }
         }
@@ -80,13 +82,15 @@ struct ConsoleRoutes: Sendable {
 
     /// A change: a POST with a session whose form carries the session's
     /// CSRF token; anything else is refused before the change is looked at.
-    func change(_ request: Request, _ body: (ConsoleSession, [String: String]) async throws -> Response)
-        async throws -> Response
-    {
+    /// A form larger than `maximumSize` is refused.
+    func change(
+        _ request: Request, maximumSize: Int = maximumFormSize,
+        _ body: (ConsoleSession, [String: String]) async throws -> Response
+    ) async throws -> Response {
         guard let session = try await currentSession(request) else {
             throw ConsoleFailure(.unauthorized, "Sign in first: this change was not made.")
         }
-        let form = try await Self.form(request)
+        let form = try await Self.form(request, upTo: maximumSize)
         guard ServerSecrets.constantTimeEquals(form["csrf"] ?? "", session.csrfToken) else {
             logger.warning(
                 "console change refused: no or a wrong CSRF token", metadata: ["consoleToken": "\(session.tokenID)"])
@@ -140,10 +144,10 @@ struct ConsoleRoutes: Sendable {
     }
 
     /// The fields of a POSTed form.
-    static func form(_ request: Request) async throws -> [String: String] {
+    static func form(_ request: Request, upTo maximumSize: Int = maximumFormSize) async throws -> [String: String] {
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: maximumFormSize)
+            buffer = try await request.body.collect(upTo: maximumSize)
         } catch {
             throw ConsoleFailure(.contentTooLarge, "The form is too large.")
         }

@@ -6,7 +6,7 @@ enum ConsoleTemplates {
     /// of the console declares beside its routes.
     static let all: [String: String] = {
         var all: [String: String] = [:]
-        for group in [pages, schemaPages] {
+        for group in [pages, schemaPages, managePages] {
             for (name, text) in group {
                 precondition(
                     all.updateValue(text, forKey: name) == nil, "Internal inconsistency: two console templates \(name)")
@@ -107,6 +107,8 @@ enum ConsoleTemplates {
         {{#tokens}}<tr><td><code>{{id}}</code></td><td>{{created}}</td><td>{{expires}}</td></tr>{{/tokens}}
         </table>
         {{^tokens}}<p>No web auth tokens.</p>{{/tokens}}
+        {{#tokens}}<p><a href="{{revokeLink}}">Revoke token <code>{{id}}</code>…</a></p>{{/tokens}}
+        <p><a href="{{removeLink}}">Remove this user…</a></p>
         {{> foot}}
         """
 
@@ -118,6 +120,7 @@ enum ConsoleTemplates {
         {{#zones}}<tr><td><a href="{{link}}">{{name}}</a></td><td><code>{{owner}}</code></td></tr>{{/zones}}
         </table>
         {{^zones}}<p>No zones.</p>{{/zones}}
+        {{#zones}}{{#deleteLink}}<p><a href="{{deleteLink}}">Delete zone <code>{{name}}</code>…</a></p>{{/deleteLink}}{{/zones}}
         {{> foot}}
         """
 
@@ -131,6 +134,7 @@ enum ConsoleTemplates {
         {{^records}}<p>No records on this page.</p>{{/records}}
         {{#next}}<p><a href="{{next}}">Next {{pageSize}} records</a></p>{{/next}}
         {{#queryLink}}<p><a href="{{queryLink}}">Query these records…</a></p>{{/queryLink}}
+        <p><a href="{{exportLink}}">Export as JSON lines</a>{{#importLink}} · <a href="{{importLink}}">Import JSON lines…</a>{{/importLink}}</p>
         {{> foot}}
         """
 
