@@ -60,9 +60,10 @@ extension ConsoleRoutes {
                 ])
             }
         }
-        let values: [String: Any] = [
+        var values: [String: Any] = [
             "container": container, "recordName": account.recordName, "databases": databases, "tokens": tokens,
         ]
+        values.merge(try await notificationValues(container: container, user: account.recordName)) { $1 }
         return html(.ok, pages.render("user", title: account.name, session: session, values))
     }
 
@@ -76,6 +77,7 @@ extension ConsoleRoutes {
             [
                 "name": zone.zoneID.zoneName, "owner": zone.zoneID.namedOwner ?? database.user,
                 "link": ConsoleLinks.link("/console/records", database.parameters(zone: zone.zoneID)),
+                "sharesLink": database.scope == .private ? Self.sharesLink(database, zone.zoneID) : "",
             ]
         }
         let values = Self.databaseValues(database).merging(["zones": rows]) { $1 }
@@ -102,6 +104,7 @@ extension ConsoleRoutes {
         var values = Self.databaseValues(database).merging(Self.zoneValues(zoneID, database)) { $1 }
         values["records"] = rows
         values["pageSize"] = Self.pageSize
+        if database.scope == .private { values["sharesLink"] = Self.sharesLink(database, zoneID) }
         if let next = page.nextAfter {
             values["next"] = ConsoleLinks.link("/console/records", zoneParameters + [("after", next)])
         }
@@ -159,6 +162,7 @@ extension ConsoleRoutes {
         values["assets"] = assets
         values["hasAssets"] = !assets.isEmpty
         values["deleteLink"] = ConsoleLinks.link("/console/delete", recordParameters)
+        values.merge(try await standingValues(database, zoneID, record.recordName)) { $1 }
         return html(.ok, pages.render("record", title: record.recordName, session: session, values))
     }
 

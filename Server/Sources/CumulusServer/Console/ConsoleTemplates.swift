@@ -6,7 +6,7 @@ enum ConsoleTemplates {
     /// of the console declares beside its routes.
     static let all: [String: String] = {
         var all: [String: String] = [:]
-        for group in [pages] {
+        for group in [pages, sharingPages] {
             for (name, text) in group {
                 precondition(
                     all.updateValue(text, forKey: name) == nil, "Internal inconsistency: two console templates \(name)")
@@ -36,7 +36,7 @@ enum ConsoleTemplates {
         <header>
         <a class="brand" href="/console/">Cumulus console</a>
         {{#session}}
-        <nav><a href="/console/">Home</a> <a href="/console/failures">Failures</a></nav>
+        <nav><a href="/console/">Home</a> <a href="/console/failures">Failures</a> <a href="/console/load">Load</a></nav>
         <form method="post" action="/console/sign-out" class="inline">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit">Sign out</button>
@@ -106,6 +106,7 @@ enum ConsoleTemplates {
         {{#tokens}}<tr><td><code>{{id}}</code></td><td>{{created}}</td><td>{{expires}}</td></tr>{{/tokens}}
         </table>
         {{^tokens}}<p>No web auth tokens.</p>{{/tokens}}
+        {{> userNotifications}}
         {{> foot}}
         """
 
@@ -114,7 +115,7 @@ enum ConsoleTemplates {
         <p>As <code>{{user}}</code> sees the {{scope}} database of <code>{{container}}</code> ({{environment}})</p>
         <table>
         <tr><th>Zone</th><th>Owner</th></tr>
-        {{#zones}}<tr><td><a href="{{link}}">{{name}}</a></td><td><code>{{owner}}</code></td></tr>{{/zones}}
+        {{#zones}}<tr><td><a href="{{link}}">{{name}}</a></td><td><code>{{owner}}</code></td>{{#sharesLink}}<td><a href="{{sharesLink}}">Shares</a></td>{{/sharesLink}}</tr>{{/zones}}
         </table>
         {{^zones}}<p>No zones.</p>{{/zones}}
         {{> foot}}
@@ -129,6 +130,7 @@ enum ConsoleTemplates {
         </table>
         {{^records}}<p>No records on this page.</p>{{/records}}
         {{#next}}<p><a href="{{next}}">Next {{pageSize}} records</a></p>{{/next}}
+        {{#sharesLink}}<p><a href="{{sharesLink}}">Shares</a> of this zone</p>{{/sharesLink}}
         {{> foot}}
         """
 
@@ -158,6 +160,7 @@ enum ConsoleTemplates {
         <td>{{#download}}<a href="{{download}}">Download</a>{{/download}}</td></tr>{{/assets}}
         </table>
         {{/hasAssets}}
+        {{> recordStanding}}
         <p><a href="{{deleteLink}}">Delete this record…</a></p>
         {{> foot}}
         """
