@@ -61,10 +61,11 @@ public struct RecordStanding: Sendable, Hashable {
 public enum ShareReach: Sendable, Hashable {
     /// The viewer owns the zone: the record is in their private database.
     case owner
-    /// The viewer accepted a share that covers the record.
-    case visible(shortGUID: String, permission: SharePermission)
+    /// The viewer accepted a share that covers the record (named by its
+    /// record name: its shortGUID is a credential for a public share).
+    case visible(share: String, permission: SharePermission)
     /// The viewer is invited to a share that covers the record but has not accepted it.
-    case notAccepted(shortGUID: String, status: ShareAcceptanceStatus)
+    case notAccepted(share: String, status: ShareAcceptanceStatus)
     /// The viewer takes part in a share of the zone that does not cover the
     /// record, or the record is under no share at all.
     case outsideShares
@@ -203,12 +204,12 @@ extension RecordService {
         let covering = [standing.zoneShare, standing.hierarchyShare].compactMap { $0 }
         for share in covering {
             if let entry = ShareRules.acceptedParticipant(viewer, in: share) {
-                return .visible(shortGUID: share.shortGUID, permission: entry.permission)
+                return .visible(share: share.recordName, permission: entry.permission)
             }
         }
         for share in covering {
             if let index = ShareRules.participantIndex(of: viewer, emailAddress: email, in: share.participants) {
-                return .notAccepted(shortGUID: share.shortGUID, status: share.participants[index].acceptanceStatus)
+                return .notAccepted(share: share.recordName, status: share.participants[index].acceptanceStatus)
             }
         }
         let elsewhere = shares.contains {

@@ -21,7 +21,7 @@ extension ConsoleRoutes {
         let rows = shares.map { inspected -> [String: Any] in
             let share = inspected.share
             var row: [String: Any] = [
-                "recordName": share.recordName, "title": inspected.title ?? "", "shortGUID": share.shortGUID,
+                "recordName": share.recordName, "title": inspected.title ?? "",
                 "publicPermission": share.publicPermission.rawValue, "owner": share.owner,
                 "link": Self.recordLink(database, zoneID, share.recordName),
                 "participants": share.participants.map(Self.participantValues),
@@ -117,11 +117,11 @@ extension ConsoleRoutes {
         switch reach {
         case .owner:
             return "\(viewer) owns the zone."
-        case .visible(let guid, let permission):
-            return "Visible: \(viewer) accepted share \(guid), which covers \(record), with \(permission.rawValue)."
-        case .notAccepted(let guid, let status):
+        case .visible(let share, let permission):
+            return "Visible: \(viewer) accepted share \(share), which covers \(record), with \(permission.rawValue)."
+        case .notAccepted(let share, let status):
             return
-                "Not accepted: \(viewer) is invited to share \(guid), which covers \(record), but has not accepted it (\(status.rawValue))."
+                "Not accepted: \(viewer) is invited to share \(share), which covers \(record), but has not accepted it (\(status.rawValue))."
         case .outsideShares:
             return
                 "Outside the share: no share \(viewer) takes part in covers \(record) (it is not under a shared root, and the zone is not shared whole)."
@@ -177,7 +177,7 @@ extension ConsoleRoutes {
             "/console/shares", ownerDatabase.parameters(zone: ZoneID(zoneName: zoneID.zoneName)) + [("record", name)])
         values["coveringShares"] = covering.map { share -> [String: Any] in
             [
-                "recordName": share.recordName, "shortGUID": share.shortGUID,
+                "recordName": share.recordName,
                 "root": share.rootRecordName ?? "", "isZoneShare": share.rootRecordName == nil, "link": sharesLink,
             ]
         }

@@ -16,7 +16,6 @@ extension ConsoleTemplates {
         <dt>Covers</dt><dd>{{#root}}the records under <a href="{{rootLink}}">{{root}}</a> (through <code>parent</code>){{/root}}{{^root}}the whole zone{{/root}}</dd>
         <dt>Public permission</dt><dd>{{publicPermission}}</dd>
         <dt>Owner</dt><dd><code>{{owner}}</code></dd>
-        <dt>Handle</dt><dd><code>{{shortGUID}}</code></dd>
         </dl>
         <table>
         <tr><th>User record name</th><th>Email</th><th>Acceptance</th><th>Permission</th><th>Role</th></tr>
@@ -54,7 +53,7 @@ extension ConsoleTemplates {
         {{#hasStanding}}
         <h2>Shared by</h2>
         {{#coveringShares}}<p>{{#isZoneShare}}The zone share{{/isZoneShare}}{{^isZoneShare}}The share of <code>{{root}}</code>{{/isZoneShare}}:
-        <a href="{{link}}">{{recordName}}</a> (<code>{{shortGUID}}</code>)</p>{{/coveringShares}}
+        <a href="{{link}}">{{recordName}}</a></p>{{/coveringShares}}
         {{^coveringShares}}<p>No share covers this record.</p>{{/coveringShares}}
         {{#hasAncestors}}<p>Ancestors through <code>parent</code>, nearest first:
         {{#ancestors}}<a href="{{link}}">{{name}}</a> {{/ancestors}}</p>{{/hasAncestors}}

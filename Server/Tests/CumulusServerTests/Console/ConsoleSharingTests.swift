@@ -13,7 +13,9 @@ struct ConsoleSharingTests {
 
     /// Alice shares her album root with bob (who accepts) and carol (who
     /// does not, invited by address too), beside a photo outside the album.
-    static func seedAlbum(_ server: ConsoleTestServer) async throws -> (alice: String, bob: String, carol: String) {
+    static func seedAlbum(_ server: ConsoleTestServer) async throws -> (
+        alice: String, bob: String, carol: String, shortGUID: String
+    ) {
         let alice = try await server.server.user("alice").recordName
         let bob = try await server.server.user("bob").recordName
         let carol = try await server.server.user("carol").recordName
@@ -42,7 +44,7 @@ struct ConsoleSharingTests {
                 .acceptShares([ShareLookup(shortGUID: shortGUID)]), as: bobPublic),
             case .share = results.first
         else { throw CloudError(.internalError, reason: "bob could not accept") }
-        return (alice, bob, carol)
+        return (alice, bob, carol, shortGUID)
     }
 
     /// Whether `user`'s own lookup in their shared database finds the record.
@@ -61,7 +63,7 @@ struct ConsoleSharingTests {
         arguments: TestStore.single)
     func sharesAndReach(store: TestStore) async throws {
         try await ConsoleTestServer.with(store: store) { server in
-            let (alice, bob, carol) = try await Self.seedAlbum(server)
+            let (alice, bob, carol, shortGUID) = try await Self.seedAlbum(server)
             let session = try await server.signIn()
             let zone = try await server.zoneParameters(user: "alice", zone: "Albums")
 
@@ -76,6 +78,8 @@ struct ConsoleSharingTests {
             #expect(body.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;onmouseover=x"))
             #expect(body.contains("&quot;onmouseover=&lt;script&gt;carol@example.com"))
             #expect(body.contains(">album<") && body.contains("READ_WRITE") && body.contains("OWNER"))
+            // The shortGUID is the credential of a public share's URL: never shown.
+            #expect(!body.contains(shortGUID))
             #expect(body.contains("<code>\(bob)</code></td><td></td><td>ACCEPTED</td><td>READ_WRITE</td>"))
             #expect(body.contains("<code>\(carol)</code></td><td></td><td>PENDING</td><td>READ_ONLY</td>"))
 
@@ -86,6 +90,7 @@ struct ConsoleSharingTests {
             #expect(photo.body.contains("href=\"/console/shares?"))
             #expect(photo.body.contains("older versions and their values are not kept"))
             #expect(photo.body.contains("Ancestors through"))
+            #expect(!photo.body.contains(shortGUID))
             let outside = try await server.get(
                 ConsoleTestServer.link("/console/record", zone + [("record", "outside")]), session: session)
             #expect(outside.body.contains("No share covers this record."))
@@ -104,11 +109,25 @@ struct ConsoleSharingTests {
                 #expect(reach.status == 200, "\(item)")
                 #expect(reach.body.contains(item.reason), "\(item): \(reach.body)")
                 #expect(!reach.body.contains("disagree"), "\(item)")
+                #expect(!reach.body.contains(shortGUID), "\(item)")
                 if item.viewer == alice { continue }
                 let viewer = try await server.server.user(item.viewer).recordName
                 #expect(try await Self.sees(item.record, user: viewer, owner: alice, server) == item.sees, "\(item)")
                 #expect(reach.body.contains("answers the record.") == item.sees, "\(item)")
             }
+
+            // As bob, through his shared database, the record page names the same share.
+            let bobShared = [
+                ("container", server.container), ("environment", "development"), ("scope", "shared"), ("user", bob),
+                ("zone", "Albums"), ("owner", alice), ("record", "photo"),
+            ]
+            let asBob = try await server.get(ConsoleTestServer.link("/console/record", bobShared), session: session)
+            #expect(asBob.status == 200)
+            #expect(asBob.body.contains("The share of <code>album</code>"))
+            let zones = try await server.get(
+                ConsoleTestServer.link("/console/zones", zone.filter { $0.0 != "zone" && $0.0 != "owner" }),
+                session: session)
+            #expect(zones.body.contains("href=\"/console/shares?"))
         }
     }
 
@@ -150,7 +169,7 @@ struct ConsoleSharingTests {
     @Test("the share page's data is the owner's: another database is refused, a zone one cannot reach is not found")
     func onlyTheOwnersDatabase() async throws {
         try await ConsoleTestServer.with { server in
-            let (alice, bob, _) = try await Self.seedAlbum(server)
+            let (alice, bob, _, _) = try await Self.seedAlbum(server)
             let session = try await server.signIn()
             let shared = [
                 ("container", server.container), ("environment", "development"), ("scope", "shared"), ("user", bob),
