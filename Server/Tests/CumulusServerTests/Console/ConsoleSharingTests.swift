@@ -3,6 +3,8 @@ import Cumulus
 import Foundation
 import Testing
 
+@testable import CumulusTesting
+
 @Suite("Console shares, subscriptions and channels")
 struct ConsoleSharingTests {
     static let hostileTitle =
@@ -187,5 +189,58 @@ struct ConsoleSharingTests {
                     "/console/shares", try await server.zoneParameters(user: "alice", zone: "Albums")))
             #expect(anonymous.status == 303)
         }
+    }
+
+    @Test("the core's reads answer on the in-memory store as on the servers' stores")
+    func inMemory() async throws {
+        let service = RecordService(storage: InMemoryStorage(), now: { Date() }, publish: { _ in })
+        let alice = Caller(container: "iCloud.test", environment: .development, scope: .private, user: "_alice")
+        let bobPublic = Caller(container: "iCloud.test", environment: .development, scope: .public, user: "_bob")
+        let zone = ZoneID(zoneName: "Albums")
+        _ = try await service.perform(.modifyZones([.create(zone)]), as: alice)
+        var root = Record(recordType: "Album", recordName: "album", zoneID: zone)
+        root.share = "album-share"
+        var photo = Record(recordType: "Photo", recordName: "photo", zoneID: zone)
+        photo.parent = "album"
+        var share = Record(recordType: ShareDetails.recordType, recordName: "album-share", zoneID: zone)
+        share.fields[ShareDetails.titleField] = .string("Holidays")
+        share.shareDetails = ShareDetails(
+            publicPermission: .none,
+            participants: [
+                ShareParticipant(lookupInfo: .user("_bob"), permission: .readOnly),
+                ShareParticipant(lookupInfo: .user("_carol"), permission: .readOnly),
+            ])
+        let operations = [root, photo, share, Record(recordType: "Photo", recordName: "outside", zoneID: zone)].map {
+            RecordOperation(.create, $0)
+        }
+        guard
+            case .records(let saved) = try await service.perform(
+                .modifyRecords(operations: operations, zoneID: zone, atomic: true), as: alice)
+        else { throw CloudError(.internalError, reason: "records/modify answered something else") }
+        let handles = saved.compactMap { result in result.record?.shareDetails?.shortGUID }
+        let shortGUID = try #require(handles.first)
+        _ = try await service.perform(.acceptShares([ShareLookup(shortGUID: shortGUID)]), as: bobPublic)
+
+        let shares = try await service.shares(in: zone, as: alice)
+        #expect(shares.map(\.title) == ["Holidays"])
+        let standing = try #require(try await service.recordStanding(named: "photo", in: zone, as: alice))
+        #expect(standing.hierarchyShare?.recordName == "album-share" && standing.ancestors == ["album"])
+        #expect(!standing.isDeleted && standing.serial <= standing.zoneSerial)
+        let bob = try await service.shareReach(of: "photo", inZone: "Albums", owner: alice, viewer: "_bob")
+        #expect(bob == .visible(share: "album-share", permission: .readOnly))
+        let carol = try await service.shareReach(of: "photo", inZone: "Albums", owner: alice, viewer: "_carol")
+        #expect(carol == .notAccepted(share: "album-share", status: .pending))
+        #expect(
+            try await service.shareReach(of: "outside", inZone: "Albums", owner: alice, viewer: "_bob")
+                == .outsideShares)
+        #expect(
+            try await service.shareReach(of: "photo", inZone: "Albums", owner: alice, viewer: "_dave")
+                == .notParticipant)
+
+        _ = try await service.openChannel(for: alice)
+        let channels = try await service.channels(ofUser: "_alice", container: "iCloud.test")
+        #expect(channels.count == 1 && channels.first?.key.scope == .private)
+        let footprint = try await service.footprint()
+        #expect(footprint.databaseBytes == nil && footprint.assetCount == 0 && footprint.assetBytes == 0)
     }
 }
