@@ -179,6 +179,38 @@ extension RecordService {
         return standing
     }
 
+    /// The records deleted among a zone's last `changes` changes (at most
+    /// 200), newest first, as tombstones the caller may see: what storage
+    /// keeps of a deleted record (its name, type and serial). A zone's last
+    /// changes are one bounded read, since each change takes the next serial.
+    ///
+    /// - Throws: `ZONE_NOT_FOUND` for a zone the caller cannot reach.
+    public func recentDeletions(in zoneID: ZoneID, lastChanges changes: Int, as caller: Caller) async throws
+        -> [RecordStanding]
+    {
+        let window = max(1, min(changes, 200))
+        let context = try Self.inspectionContext(caller, zoneID: zoneID, names: [])
+        let deletions = try await storage.read { transaction -> [RecordStanding]? in
+            guard let access = try await ZoneAccess.open(zoneID, context: context, readingShares: false, transaction)
+            else { return nil }
+            let after = max(0, access.zone.serial - Int64(window))
+            let rows = try await transaction.changes(
+                inZone: access.zone.id, after: after, recordTypes: nil, limit: window)
+            let names = rows.filter { row in
+                guard case .deleted = row.contents else { return false }
+                return access.view.canSee(row.shareKey)
+            }.map(\.name)
+            let tombstones = try await transaction.records(named: names, inZone: access.zone.id)
+            return tombstones.filter { $0.record == nil }.sorted { $0.serial > $1.serial }.map { row in
+                RecordStanding(
+                    recordName: row.name, recordType: row.recordType, isDeleted: true, serial: row.serial,
+                    zoneSerial: access.zone.serial, hierarchyShare: nil, zoneShare: nil, ancestors: [])
+            }
+        }
+        guard let deletions else { throw ServerLimits.zoneNotFound(zoneID, recordName: nil) }
+        return deletions
+    }
+
     /// Why `viewer` does or does not see the record `name` of `owner`'s
     /// private zone `zoneName` through their shared database: the rules
     /// ``ShareView`` applies, said in words. The viewer's own

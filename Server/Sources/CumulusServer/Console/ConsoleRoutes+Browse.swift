@@ -105,6 +105,7 @@ extension ConsoleRoutes {
         values["records"] = rows
         values["pageSize"] = Self.pageSize
         if database.scope == .private { values["sharesLink"] = Self.sharesLink(database, zoneID) }
+        values["deletedLink"] = ConsoleLinks.link("/console/deleted", zoneParameters)
         if let next = page.nextAfter {
             values["next"] = ConsoleLinks.link("/console/records", zoneParameters + [("after", next)])
         }

@@ -10,6 +10,7 @@ extension ConsoleRoutes {
     func addSharing(to console: RouterGroup<CumulusRequestContext>) {
         console.get("shares") { request, _ in try await page(request) { try await sharesPage($0, $1) } }
         console.get("share-reach") { request, _ in try await page(request) { try await reachPage($0, $1) } }
+        console.get("deleted") { request, _ in try await page(request) { try await deletedPage($0, $1) } }
     }
 
     /// Every share of a zone of the user's private database, with its participants.
@@ -85,6 +86,22 @@ extension ConsoleRoutes {
         }
         return html(.ok, pages.render("shareReach", title: "Would this user see it?", session: session, values))
     }
+
+    /// The tombstones among the zone's last changes, as the user may see them.
+    private func deletedPage(_ session: ConsoleSession, _ query: [String: String]) async throws -> Response {
+        let database = try ConsoleDatabase(query)
+        let zoneID = try database.zoneID(query)
+        let deletions = try await service.rules.recentDeletions(
+            in: zoneID, lastChanges: Self.deletionWindow, as: database.caller)
+        var values = Self.databaseValues(database).merging(Self.zoneValues(zoneID, database)) { $1 }
+        values["window"] = Self.deletionWindow
+        values["deleted"] = deletions.map { ["name": $0.recordName, "type": $0.recordType, "serial": $0.serial] }
+        values["recordsLink"] = ConsoleLinks.link("/console/records", database.parameters(zone: zoneID))
+        return html(.ok, pages.render("deleted", title: "Recently deleted", session: session, values))
+    }
+
+    /// How many of a zone's last changes the deleted page looks through.
+    static let deletionWindow = 200
 
     /// The viewer's own `records/lookup` of the record in their shared
     /// database, through the same path as their request: what it answered,

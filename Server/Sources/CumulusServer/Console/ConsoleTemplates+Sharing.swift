@@ -3,7 +3,7 @@ extension ConsoleTemplates {
     /// channels, and the server's load.
     static let sharingPages: [String: String] = [
         "shares": shares, "shareReach": shareReach, "recordStanding": recordStanding,
-        "userNotifications": userNotifications, "load": load,
+        "userNotifications": userNotifications, "load": load, "deleted": deleted,
     ]
 
     static let shares = """
@@ -88,6 +88,19 @@ extension ConsoleTemplates {
         {{#channels}}<tr><td>{{environment}}</td><td>{{scope}}</td><td>{{start}}</td><td>{{lastUsed}}</td></tr>{{/channels}}
         </table>
         {{^channels}}<p>No open channels.</p>{{/channels}}
+        """
+
+    static let deleted = """
+        {{> head}}
+        <p>Zone <code>{{zone}}</code> of <code>{{owner}}</code>, as <code>{{user}}</code> sees it ({{scope}}) · <a href="{{recordsLink}}">Records</a></p>
+        <p>The records deleted among the zone's last {{window}} changes, newest first. Storage keeps a deleted
+        record's tombstone (its name, type and the serial of its deletion) for sync, not its fields.</p>
+        <table>
+        <tr><th>Record</th><th>Type</th><th>Deleted at zone change</th></tr>
+        {{#deleted}}<tr><td><code>{{name}}</code></td><td>{{type}}</td><td>{{serial}}</td></tr>{{/deleted}}
+        </table>
+        {{^deleted}}<p>No deletions among them.</p>{{/deleted}}
+        {{> foot}}
         """
 
     static let load = """

@@ -131,6 +131,7 @@ enum ConsoleTemplates {
         {{^records}}<p>No records on this page.</p>{{/records}}
         {{#next}}<p><a href="{{next}}">Next {{pageSize}} records</a></p>{{/next}}
         {{#sharesLink}}<p><a href="{{sharesLink}}">Shares</a> of this zone</p>{{/sharesLink}}
+        <p><a href="{{deletedLink}}">Recently deleted</a></p>
         {{> foot}}
         """
 

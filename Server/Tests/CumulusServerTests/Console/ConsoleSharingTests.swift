@@ -191,6 +191,38 @@ struct ConsoleSharingTests {
         }
     }
 
+    @Test(
+        "recently deleted records are the tombstones among the zone's last changes the user may see",
+        arguments: TestStore.single)
+    func recentlyDeleted(store: TestStore) async throws {
+        try await ConsoleTestServer.with(store: store) { server in
+            let (alice, bob, _, _) = try await Self.seedAlbum(server)
+            let caller = Caller(container: server.container, environment: .development, scope: .private, user: alice)
+            let zone = ZoneID(zoneName: "Albums")
+            let deletions = ["photo", "outside"].map { name in
+                RecordOperation(.forceDelete, Record(recordType: "Photo", recordName: name, zoneID: zone))
+            }
+            _ = try await server.service.perform(
+                .modifyRecords(operations: deletions, zoneID: zone, atomic: true), as: caller)
+            let session = try await server.signIn()
+            let own = try await server.zoneParameters(user: "alice", zone: "Albums")
+            let records = try await server.get(ConsoleTestServer.link("/console/records", own), session: session)
+            #expect(records.body.contains("href=\"/console/deleted?"))
+            let asAlice = try await server.get(ConsoleTestServer.link("/console/deleted", own), session: session)
+            #expect(asAlice.status == 200)
+            #expect(asAlice.body.contains("<code>photo</code>") && asAlice.body.contains("<code>outside</code>"))
+            #expect(!asAlice.body.contains("<code>album</code>"), "a live record is no tombstone")
+            let bobShared = [
+                ("container", server.container), ("environment", "development"), ("scope", "shared"), ("user", bob),
+                ("zone", "Albums"), ("owner", alice),
+            ]
+            let asBob = try await server.get(ConsoleTestServer.link("/console/deleted", bobShared), session: session)
+            #expect(asBob.status == 200)
+            #expect(asBob.body.contains("<code>photo</code>"), "the share covered it")
+            #expect(!asBob.body.contains("<code>outside</code>"), "outside bob's share")
+        }
+    }
+
     @Test("the core's reads answer on the in-memory store as on the servers' stores")
     func inMemory() async throws {
         let service = RecordService(storage: InMemoryStorage(), now: { Date() }, publish: { _ in })
