@@ -50,11 +50,13 @@ extension ConsoleRoutes {
         guard let recordName = query["record"], !recordName.isEmpty, let asked = query["viewer"], !asked.isEmpty else {
             throw ConsoleFailure(.badRequest, "Name a record and a user.", back: back)
         }
-        // The form takes a user's name or record name; participants are by record name.
+        // The form takes a user's name or record name; participants are by record name. Only a
+        // user of the container is asked as: their lookup makes their shared database, as theirs would.
         let accounts = try await service.users(container: database.container)
-        let viewer =
-            accounts.first { $0.name.isExactly(asked) }?.recordName
-            ?? accounts.first { $0.recordName.isExactly(asked) }?.recordName ?? asked
+        guard
+            let viewer = accounts.first(where: { $0.name.isExactly(asked) })?.recordName
+                ?? accounts.first(where: { $0.recordName.isExactly(asked) })?.recordName
+        else { throw ConsoleFailure(.notFound, "No user of this name in the container.", back: back) }
         let reach: ShareReach
         do {
             reach = try await service.rules.shareReach(

@@ -118,6 +118,12 @@ struct ConsoleSharingTests {
                 #expect(reach.body.contains("answers the record.") == item.sees, "\(item)")
             }
 
+            let stranger = try await server.get(
+                ConsoleTestServer.link(
+                    "/console/share-reach", zone + [("viewer", "<script>nobody"), ("record", "photo")]),
+                session: session)
+            #expect(stranger.status == 404 && !stranger.body.contains("<script>nobody"))
+
             // As bob, through his shared database, the record page names the same share.
             let bobShared = [
                 ("container", server.container), ("environment", "development"), ("scope", "shared"), ("user", bob),
