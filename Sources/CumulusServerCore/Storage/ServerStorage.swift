@@ -564,6 +564,8 @@ public protocol StorageTransaction: AssetTransaction, CredentialTransaction {
     func deleteChannels(ofUser user: String, container: String) async throws
     /// Deletes the channel whose token has this hash, if any.
     func deleteChannel(tokenHash: String) async throws
+    /// Every channel of a user of a container, on any of their databases.
+    func channels(ofUser user: String, container: String) async throws -> [StoredChannel]
 
     // MARK: Restores
 
@@ -585,4 +587,11 @@ public protocol StorageTransaction: AssetTransaction, CredentialTransaction {
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> [StoredFieldType]
     /// Adds field types the schema does not have yet (existing ones are kept).
     func addFieldTypes(_ types: [StoredFieldType], container: String, environment: CloudEnvironment) async throws
+
+    // MARK: Footprint
+
+    /// The bytes the store's database takes, or `nil` when it cannot tell.
+    func storedBytes() async throws -> Int64?
+    /// How many assets the store keeps a row of, and the sum of their sizes.
+    func assetTotals() async throws -> (count: Int64, bytes: Int64)
 }

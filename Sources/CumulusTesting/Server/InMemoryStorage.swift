@@ -772,6 +772,23 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
         read { state in Set(ids.map(ExactName.init)).sorted().compactMap { state.assetReceipts[$0] } }
     }
 
+    // MARK: Footprint
+
+    /// The in-memory store has no database file to measure.
+    func storedBytes() async throws -> Int64? { nil }
+
+    func assetTotals() async throws -> (count: Int64, bytes: Int64) {
+        read { state in
+            (Int64(state.assets.count), state.assets.values.reduce(0) { $0 + ($1.size ?? 0) })
+        }
+    }
+
+    func channels(ofUser user: String, container: String) async throws -> [StoredChannel] {
+        read { state in
+            state.channels.values.filter { $0.user.isExactly(user) && $0.key.container.isExactly(container) }
+        }
+    }
+
     func deleteExpiredUploads(at time: Int64) async throws {
         change { state in
             let tickets = state.uploadTickets.filter { $0.value.expires <= time }

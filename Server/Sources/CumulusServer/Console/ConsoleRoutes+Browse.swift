@@ -61,10 +61,11 @@ extension ConsoleRoutes {
                 ])
             }
         }
-        let values: [String: Any] = [
+        var values: [String: Any] = [
             "container": container, "recordName": account.recordName, "databases": databases, "tokens": tokens,
             "removeLink": Self.removeLink(container: container, user: account.name),
         ]
+        values.merge(try await notificationValues(container: container, user: account.recordName)) { $1 }
         return html(.ok, pages.render("user", title: account.name, session: session, values))
     }
 
@@ -79,6 +80,7 @@ extension ConsoleRoutes {
                 "name": zone.zoneID.zoneName, "owner": zone.zoneID.namedOwner ?? database.user,
                 "link": ConsoleLinks.link("/console/records", database.parameters(zone: zone.zoneID)),
                 "deleteLink": Self.deleteZoneLink(database, zone.zoneID),
+                "sharesLink": database.scope == .private ? Self.sharesLink(database, zone.zoneID) : false,
             ]
         }
         let values = Self.databaseValues(database).merging(["zones": rows]) { $1 }
@@ -107,6 +109,8 @@ extension ConsoleRoutes {
         values["pageSize"] = Self.pageSize
         values["queryLink"] = ConsoleLinks.link("/console/query", zoneParameters)
         values.merge(Self.exportValues(database, zoneID)) { $1 }
+        if database.scope == .private { values["sharesLink"] = Self.sharesLink(database, zoneID) }
+        values["deletedLink"] = ConsoleLinks.link("/console/deleted", zoneParameters)
         if let next = page.nextAfter {
             values["next"] = ConsoleLinks.link("/console/records", zoneParameters + [("after", next)])
         }
@@ -164,6 +168,7 @@ extension ConsoleRoutes {
         values["assets"] = assets
         values["hasAssets"] = !assets.isEmpty
         values["deleteLink"] = ConsoleLinks.link("/console/delete", recordParameters)
+        values.merge(try await standingValues(database, zoneID, record.recordName)) { $1 }
         return html(.ok, pages.render("record", title: record.recordName, session: session, values))
     }
 

@@ -22,6 +22,8 @@ struct ConsoleRoutes: Sendable {
     /// Whether the cookie is `Secure`: the server speaks TLS.
     let secureCookie: Bool
     let logger: Logger
+    /// The server's requests, for the load page.
+    let load: RequestLoad
 
     /// The session cookie's name.
     static let cookieName = "cumulus_console"
@@ -56,6 +58,8 @@ struct ConsoleRoutes: Sendable {
         addQuery(to: console)
         addManage(to: console)
         addExport(to: console)
+        addSharing(to: console)
+        addLoad(to: console)
         console.get("failures") { request, _ in
             try await page(request) { session, query in failuresPage(session: session, query: query) }
         }

@@ -6,7 +6,7 @@ enum ConsoleTemplates {
     /// of the console declares beside its routes.
     static let all: [String: String] = {
         var all: [String: String] = [:]
-        for group in [pages, schemaPages, managePages] {
+        for group in [pages, schemaPages, managePages, sharingPages] {
             for (name, text) in group {
                 precondition(
                     all.updateValue(text, forKey: name) == nil, "Internal inconsistency: two console templates \(name)")
@@ -36,7 +36,7 @@ enum ConsoleTemplates {
         <header>
         <a class="brand" href="/console/">Cumulus console</a>
         {{#session}}
-        <nav><a href="/console/">Home</a> <a href="/console/failures">Failures</a></nav>
+        <nav><a href="/console/">Home</a> <a href="/console/failures">Failures</a> <a href="/console/load">Load</a></nav>
         <form method="post" action="/console/sign-out" class="inline">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <button type="submit">Sign out</button>
@@ -109,6 +109,7 @@ enum ConsoleTemplates {
         {{^tokens}}<p>No web auth tokens.</p>{{/tokens}}
         {{#tokens}}<p><a href="{{revokeLink}}">Revoke token <code>{{id}}</code>…</a></p>{{/tokens}}
         <p><a href="{{removeLink}}">Remove this user…</a></p>
+        {{> userNotifications}}
         {{> foot}}
         """
 
@@ -117,7 +118,7 @@ enum ConsoleTemplates {
         <p>As <code>{{user}}</code> sees the {{scope}} database of <code>{{container}}</code> ({{environment}})</p>
         <table>
         <tr><th>Zone</th><th>Owner</th></tr>
-        {{#zones}}<tr><td><a href="{{link}}">{{name}}</a></td><td><code>{{owner}}</code></td></tr>{{/zones}}
+        {{#zones}}<tr><td><a href="{{link}}">{{name}}</a></td><td><code>{{owner}}</code></td>{{#sharesLink}}<td><a href="{{sharesLink}}">Shares</a></td>{{/sharesLink}}</tr>{{/zones}}
         </table>
         {{^zones}}<p>No zones.</p>{{/zones}}
         {{#zones}}{{#deleteLink}}<p><a href="{{deleteLink}}">Delete zone <code>{{name}}</code>…</a></p>{{/deleteLink}}{{/zones}}
@@ -135,6 +136,8 @@ enum ConsoleTemplates {
         {{#next}}<p><a href="{{next}}">Next {{pageSize}} records</a></p>{{/next}}
         {{#queryLink}}<p><a href="{{queryLink}}">Query these records…</a></p>{{/queryLink}}
         <p><a href="{{exportLink}}">Export as JSON lines</a>{{#importLink}} · <a href="{{importLink}}">Import JSON lines…</a>{{/importLink}}</p>
+        {{#sharesLink}}<p><a href="{{sharesLink}}">Shares</a> of this zone</p>{{/sharesLink}}
+        <p><a href="{{deletedLink}}">Recently deleted</a></p>
         {{> foot}}
         """
 
@@ -164,6 +167,7 @@ enum ConsoleTemplates {
         <td>{{#download}}<a href="{{download}}">Download</a>{{/download}}</td></tr>{{/assets}}
         </table>
         {{/hasAssets}}
+        {{> recordStanding}}
         <p><a href="{{deleteLink}}">Delete this record…</a></p>
         {{> foot}}
         """

@@ -121,7 +121,7 @@ public struct CumulusHTTPServer: Sendable {
         if let consoleSessions, let cloudService = service as? CloudService {
             ConsoleRoutes(
                 service: cloudService, sessions: consoleSessions, failures: recentFailures,
-                secureCookie: configuration.tls != nil, logger: configuration.logger
+                secureCookie: configuration.tls != nil, logger: configuration.logger, load: observability.metrics.load
             ).add(to: router)
         }
         let configuration = self.configuration

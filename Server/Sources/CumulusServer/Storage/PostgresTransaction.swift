@@ -536,12 +536,17 @@ struct PostgresTransaction: StorageTransaction {
     }
 
     func channel(tokenHash: String) async throws -> StoredChannel? {
-        let rows = try await query(
+        try await channels(
             """
-            SELECT container, environment, scope, owner, user_name, start, last_used, credential
+            SELECT token_hash, container, environment, scope, owner, user_name, start, last_used, credential
                 FROM notification_channels WHERE token_hash = \(tokenHash)
-            """)
-        return try rows.first.map { row in
+            """
+        ).first
+    }
+
+    /// The channels a query of `notification_channels` answers.
+    func channels(_ statement: PostgresQuery) async throws -> [StoredChannel] {
+        try await query(statement).map { row in
             try read(row, table: "notification_channels") { columns in
                 guard let environment = CloudEnvironment(rawValue: try columns.value("environment")) else {
                     throw columns.impossible("environment", "is not a known environment")
@@ -550,7 +555,7 @@ struct PostgresTransaction: StorageTransaction {
                     throw columns.impossible("scope", "is not a known scope")
                 }
                 return StoredChannel(
-                    tokenHash: tokenHash,
+                    tokenHash: try columns.value("token_hash"),
                     key: DatabaseKey(
                         container: try columns.value("container"), environment: environment, scope: scope,
                         owner: try columns.value("owner")),

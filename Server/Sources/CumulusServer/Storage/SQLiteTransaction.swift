@@ -532,10 +532,15 @@ struct SQLiteTransaction: StorageTransaction {
     }
 
     func channel(tokenHash: String) async throws -> StoredChannel? {
+        try await channels(where: "token_hash = ?", [.text(tokenHash)]).first
+    }
+
+    /// The channels whose rows meet `condition`.
+    func channels(where condition: String, _ binds: [SQLiteData]) async throws -> [StoredChannel] {
         let rows = try await query(
             "SELECT \(SQLiteColumns.exact(["token_hash", "container", "environment", "scope", "owner", "user_name", "credential"])), "
-                + "start, last_used FROM notification_channels WHERE token_hash = ?", [.text(tokenHash)])
-        return try rows.first.map { row in
+                + "start, last_used FROM notification_channels WHERE \(condition)", binds)
+        return try rows.map { row in
             try read(row, table: "notification_channels") { columns in
                 guard let environment = CloudEnvironment(rawValue: try columns.text("environment")) else {
                     throw columns.impossible("environment", "is not a known environment")

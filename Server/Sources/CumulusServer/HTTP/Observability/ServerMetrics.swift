@@ -14,6 +14,8 @@ final class ServerMetrics: Sendable {
     static let unmatched = "unmatched"
 
     let factory: any MetricsFactory
+    /// The requests answered, for the console's load page.
+    let load = RequestLoad()
     private let requests = LockedState<[RequestKey: CoreMetrics.Counter]>([:])
     private let durations = LockedState<[String: CoreMetrics.Timer]>([:])
     private let polls = LockedState(0)
@@ -88,6 +90,7 @@ final class ServerMetrics: Sendable {
             return timer
         }
         timer.record(duration: duration)
+        load.record(operation: operation, status: status, duration: duration)
     }
 
     /// The records of an answer: written for `records/modify`, read for
