@@ -146,11 +146,14 @@ extension ConsoleRoutes {
             }
             rows.append(row)
             if case .asset(let asset) = value {
-                assets.append([
+                var row: [String: Any] = [
                     "field": name, "size": asset.size.map { "\($0) bytes" } ?? "", "checksum": asset.fileChecksum ?? "",
-                    "download": asset.downloadURL == nil
-                        ? "" : ConsoleLinks.link("/console/asset", recordParameters + [("field", name)]),
-                ])
+                ]
+                // Left out, not "", when there is none: an empty string still opens a Mustache section.
+                if asset.downloadURL != nil {
+                    row["download"] = ConsoleLinks.link("/console/asset", recordParameters + [("field", name)])
+                }
+                assets.append(row)
             }
         }
         var values = Self.databaseValues(database).merging(Self.zoneValues(zoneID, database)) { $1 }
