@@ -349,3 +349,11 @@ enum SQLiteSchema {
         """,
     ]
 }
+
+extension SQLiteStorage {
+    /// The statement that reads a page of a zone's live records by name,
+    /// for tests that ask SQLite how it runs it.
+    @_spi(Testing) public static func zonePageStatement(afterName: Bool) -> String {
+        SQLiteTransaction.livePageSQL(afterName: afterName)
+    }
+}

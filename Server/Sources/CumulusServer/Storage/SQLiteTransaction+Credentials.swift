@@ -211,7 +211,7 @@ extension SQLiteTransaction {
         let rows = try await query(
             """
             SELECT \(SQLiteColumns.exact("name")) FROM records WHERE zone_id = ? AND creator = ? AND deleted = 0
-                ORDER BY name LIMIT ?
+                ORDER BY records.name LIMIT ?
             """, [.integer(Int(zone)), .text(creator), .integer(limit)])
         return try rows.map { row in try read(row, table: "records") { try $0.text("name") } }
     }

@@ -234,13 +234,22 @@ struct SQLiteTransaction: StorageTransaction {
     }
 
     func liveRecords(inZone zone: Int64, after name: String?, limit: Int) async throws -> [StoredRecord] {
-        // The primary key (zone_id, name) keeps names in byte order (BINARY): the page is a range of it.
-        // (Any text is at least '': the first page asks `name >= ''`, later ones `name > ?`.)
         try await query(
-            "SELECT \(Self.recordColumns) FROM records WHERE zone_id = ? AND name \(name == nil ? ">=" : ">") ? "
-                + "AND deleted = 0 ORDER BY name LIMIT ?",
-            [.integer(Int(zone)), .text(name ?? ""), .integer(max(0, limit))]
+            Self.livePageSQL(afterName: name != nil), [.integer(Int(zone)), .text(name ?? ""), .integer(max(0, limit))]
         ).map(record)
+    }
+
+    /// The statement of ``liveRecords(inZone:after:limit:)``: binds the
+    /// zone, the name the page starts after (`''` for the first) and the limit.
+    ///
+    /// The primary key (zone_id, name) keeps names in byte order (BINARY):
+    /// the page is a range of it. The select list names its text columns
+    /// `name` and so on, so the order says `records.name`: a bare `name`
+    /// would sort by the select list's expression, every row after the
+    /// cursor. (Any text is at least '': the first page asks `name >= ''`.)
+    static func livePageSQL(afterName: Bool) -> String {
+        "SELECT \(recordColumns) FROM records WHERE zone_id = ? AND records.name \(afterName ? ">" : ">=") ? "
+            + "AND deleted = 0 ORDER BY records.name LIMIT ?"
     }
 
     func children(of names: [String], inZone zone: Int64) async throws -> [StoredRecord] {
