@@ -94,8 +94,12 @@ extension RecordService {
     /// `records/query`.
     ///
     /// The filters and sort run in Swift over the zone's live records of the
-    /// query's type, which the storage reads by an index on the type; pushing
-    /// the comparators into SQL is left for when zones grow large.
+    /// query's type. A query without a sort key answers in byte order of the
+    /// record names, the order of the storage's primary key: it reads the
+    /// zone by name only until the page is full. One with a sort key reads
+    /// every record of the type (by an index on the type) to sort them;
+    /// pushing the comparators and sort keys into SQL is left for when zones
+    /// grow large.
     func queryRecords(
         _ query: RecordQuery, zoneID: ZoneID, resultsLimit: Int?, continuationMarker: String?,
         desiredKeys: [String]?, context: RequestContext
@@ -109,6 +113,10 @@ extension RecordService {
             }
             offset = parsed
         }
+        if query.sort.isEmpty {
+            return try await queryByName(
+                query, zoneID: zoneID, offset: offset, limit: limit, desiredKeys: desiredKeys, context: context)
+        }
         let candidates = try await storage.read { transaction -> [Record]? in
             guard let access = try await ZoneAccess.open(zoneID, context: context, readingShares: false, transaction)
             else { return nil }
@@ -121,6 +129,43 @@ extension RecordService {
             candidates
             .filter { QueryEvaluation.matches($0, query.filters) }
             .sorted { QueryEvaluation.areInIncreasingOrder($0, $1, by: query.sort) }
+        guard offset < matches.count else { return QueryResult(records: [], continuationMarker: nil) }
+        let end = min(offset + limit, matches.count)
+        return QueryResult(
+            records: matches[offset..<end].map { $0.keeping(desiredKeys) },
+            continuationMarker: end < matches.count ? QueryEvaluation.marker(forOffset: end) : nil)
+    }
+
+    /// An unsorted query: the matches in byte order of their names (the
+    /// order ``QueryEvaluation/areInIncreasingOrder(_:_:by:)`` gives with no
+    /// sort key), read from the zone by name in one transaction until the
+    /// page and one match more are found.
+    private func queryByName(
+        _ query: RecordQuery, zoneID: ZoneID, offset: Int, limit: Int, desiredKeys: [String]?,
+        context: RequestContext
+    ) async throws -> QueryResult {
+        let wanted = offset + limit + 1
+        let batch = 200
+        let matches = try await storage.read { transaction -> [Record]? in
+            guard let access = try await ZoneAccess.open(zoneID, context: context, readingShares: false, transaction)
+            else { return nil }
+            var matches: [Record] = []
+            var cursor: String?
+            while matches.count < wanted {
+                let rows = try await transaction.liveRecords(inZone: access.zone.id, after: cursor, limit: batch)
+                for row in rows where row.recordType.isExactly(query.recordType) && access.view.canSee(row.shareKey) {
+                    guard let record = row.record.map({ access.present($0, to: context.user) }),
+                        QueryEvaluation.matches(record, query.filters)
+                    else { continue }
+                    matches.append(record)
+                    if matches.count == wanted { break }
+                }
+                guard rows.count == batch, let last = rows.last else { break }
+                cursor = last.name
+            }
+            return matches
+        }
+        guard let matches else { throw ServerLimits.zoneNotFound(zoneID, recordName: nil) }
         guard offset < matches.count else { return QueryResult(records: [], continuationMarker: nil) }
         let end = min(offset + limit, matches.count)
         return QueryResult(
