@@ -33,8 +33,9 @@ enum StoreSetup: String, CaseIterable, Sendable {
         }
     }
 
-    /// Starts the store's servers, with a container made on them.
-    func start(postgres: PostgresAdmin?) async throws -> Deployment {
+    /// Starts the store's servers, with a container made on them; with
+    /// `console`, each serves the operator's console too.
+    func start(postgres: PostgresAdmin?, console: Bool = false) async throws -> Deployment {
         switch self {
         case .sqlite:
             let directory = FileManager.default.temporaryDirectory
@@ -42,7 +43,7 @@ enum StoreSetup: String, CaseIterable, Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let service = try await CloudService.open(
                 path: directory.appendingPathComponent("cumulus.sqlite").path, logger: quietLogger)
-            return try await Deployment.start(services: [service]) {
+            return try await Deployment.start(services: [service], console: console) {
                 try? FileManager.default.removeItem(at: directory)
             }
         case .postgres, .postgresTwoServers:
@@ -61,7 +62,9 @@ enum StoreSetup: String, CaseIterable, Sendable {
                 await postgres.dropDatabase(url)
                 throw error
             }
-            return try await Deployment.start(services: services) { await postgres.dropDatabase(url) }
+            return try await Deployment.start(services: services, console: console) {
+                await postgres.dropDatabase(url)
+            }
         }
     }
 }
@@ -94,12 +97,12 @@ final class Deployment: Sendable {
 
     /// Serves each of `services` on a loopback port of its own and makes the
     /// container through the first (they share one storage).
-    static func start(services: [CloudService], cleanup: @escaping @Sendable () async -> Void) async throws
-        -> Deployment
-    {
+    static func start(
+        services: [CloudService], console: Bool = false, cleanup: @escaping @Sendable () async -> Void
+    ) async throws -> Deployment {
         let apiToken = try await services[0].addContainer(named: "iCloud.com.example.bench")
         var servers: [BenchServer] = []
-        for service in services { servers.append(try await BenchServer.start(service: service)) }
+        for service in services { servers.append(try await BenchServer.start(service: service, console: console)) }
         return Deployment(services: services, servers: servers, apiToken: apiToken, cleanup: cleanup)
     }
 
@@ -137,19 +140,23 @@ final class Deployment: Sendable {
 struct BenchServer: Sendable {
     let baseURL: URL
     let task: Task<Void, any Error>
+    /// The console's sessions, when the server serves the console.
+    let consoleSessions: ConsoleSessions?
 
-    static func start(service: CloudService) async throws -> BenchServer {
+    static func start(service: CloudService, console: Bool = false) async throws -> BenchServer {
         var logger = Logger(label: "cumulus.bench")
         logger.logLevel = .warning
         var configuration = ServerConfiguration(port: 0, logger: logger)
         // The figures measure the server, not its request limits.
         configuration.rateLimits = .unlimited
+        if console { configuration.console = ConsoleConfiguration() }
         let server = CumulusHTTPServer(service: service, configuration: configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let task = Task { try await server.run { port in continuation.yield(port) } }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CloudError(.internalError, reason: "no port") }
-        return BenchServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, task: task)
+        return BenchServer(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!, task: task, consoleSessions: server.consoleSessions)
     }
 
     func stop() async {

@@ -24,12 +24,15 @@ import Foundation
 ///   device's `changes` stream, median and 99th percentile;
 /// - uploads and downloads of assets of each `--asset-sizes` (1, 10, 50 MB)
 ///   over HTTP, through `RemoteCloudDatabase` and through `curl`, with the
-///   server's resident memory (`--assets-only` runs only these).
+///   server's resident memory (`--assets-only` runs only these);
+/// - with `--console-only` (and nothing else), the operator's console
+///   answering its pages about a zone of `records` records, each store's
+///   median and slowest answer beside the floor of its stylesheet.
 ///
 /// ```
 /// swift run -c release --package-path Benchmarks ServerFigures [records] [changes]
 ///     [--writes N] [--clients 1,8,64] [--large N] [--stores sqlite,postgres,postgres-2]
-///     [--asset-sizes 1,10,50] [--assets-only]
+///     [--asset-sizes 1,10,50] [--assets-only] [--console-only]
 /// ```
 ///
 /// `records` (100,000) is the single-client write and the fetch; `--writes`
@@ -67,6 +70,11 @@ struct ServerFigures {
         let options = try Options(arguments)
         let clock = ContinuousClock()
         let began = clock.now
+        if options.consoleOnly {
+            try await console(options)
+            print("\n(run took \((clock.now - began).seconds.oneDecimal) s)")
+            return
+        }
         if options.assetsOnly {
             try await assets(options)
             print("\n(run took \((clock.now - began).seconds.oneDecimal) s)")
@@ -439,6 +447,35 @@ struct ServerFigures {
             ], rows)
     }
 
+    static func console(_ options: Options) async throws {
+        let postgres = try PostgresAdmin.fromEnvironment()
+        for setup in options.stores where setup != .postgresTwoServers {
+            if let reason = setup.unavailability(postgres: postgres) {
+                print("\n== console pages on \(setup.rawValue): not run, \(reason)")
+                continue
+            }
+            print(
+                "\n== console pages over HTTP, a zone of \(options.records.grouped) records, \(setup.title), 30 samples"
+            )
+            let deployment = try await setup.start(postgres: postgres, console: true)
+            do {
+                let timings = try await ConsoleFigures.pages(of: deployment, records: options.records, samples: 30)
+                printTable(
+                    ["page", "median", "slowest", "within 200 ms"],
+                    timings.map {
+                        [
+                            $0.page, millis($0.median), millis($0.slowest),
+                            $0.slowest < .milliseconds(200) ? "yes" : "NO",
+                        ]
+                    })
+            } catch {
+                await deployment.stop()
+                throw error
+            }
+            await deployment.stop()
+        }
+    }
+
     static func printTable(_ titles: [String], _ rows: [[String]]) {
         var table = TextTable(columns: titles.enumerated().map { TextTable.Column($1, right: $0 > 0) })
         for row in rows { table.add(row) }
@@ -466,6 +503,7 @@ struct Options {
     var stores = StoreSetup.allCases
     var assetSizes = [1, 10, 50]
     var assetsOnly = false
+    var consoleOnly = false
 
     init(_ arguments: [String]) throws {
         var positional: [Int] = []
@@ -487,6 +525,7 @@ struct Options {
             case "-h", "--help": throw UsageError(help: true)
             case "--writes": writes = try number()
             case "--assets-only": assetsOnly = true
+            case "--console-only": consoleOnly = true
             case "--asset-sizes":
                 assetSizes = try value().split(separator: ",").map { text in
                     guard let size = Int(text), size >= 0, size <= 50 else {
@@ -531,7 +570,7 @@ struct UsageError: Error, CustomStringConvertible {
     static let usage = """
         usage: ServerFigures [records] [changes] [--writes N] [--clients 1,8,64] [--large N]
             [--stores \(StoreSetup.allCases.map(\.rawValue).joined(separator: ","))] [--asset-sizes 1,10,50] \
-        [--assets-only]
+        [--assets-only] [--console-only]
         """
 
     var description: String {
