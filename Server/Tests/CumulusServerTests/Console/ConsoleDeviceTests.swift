@@ -105,21 +105,7 @@ struct ConsoleDeviceTests {
     @Test("acting as a participant of a hierarchy share lists only the shared records of the zone")
     func actAsHierarchyParticipant() async throws {
         try await ConsoleTestServer.with { server in
-            let alice = try await server.server.user("alice").recordName
-            let bob = try await server.server.user("bob").recordName
-            let zone = ZoneID(zoneName: "Albums")
-            var root = Record(recordType: "Album", recordName: "album", zoneID: zone, fields: ["t": .string("a")])
-            root.share = "album-share"
-            var child = Record(recordType: "Photo", recordName: "photo", zoneID: zone, fields: ["t": .string("p")])
-            child.parent = "album"
-            let other = Record(recordType: "Photo", recordName: "unshared", zoneID: zone, fields: ["t": .string("u")])
-            var share = Record(recordType: ShareDetails.recordType, recordName: "album-share", zoneID: zone)
-            share.shareDetails = ShareDetails(publicPermission: .readOnly, participants: [])
-            let saved = try await server.seed(user: "alice", zone: "Albums", records: [root, child, other, share])
-            let handles = saved.compactMap { record in record.shareDetails?.shortGUID }
-            let shortGUID = try #require(handles.first)
-            let bobPublic = Caller(container: server.container, environment: .development, scope: .public, user: bob)
-            _ = try await server.service.perform(.acceptShares([ShareLookup(shortGUID: shortGUID)]), as: bobPublic)
+            let (alice, bob) = try await server.shareAlbum(rootType: "Album")
 
             let session = try await server.signIn()
             let bobShared = [

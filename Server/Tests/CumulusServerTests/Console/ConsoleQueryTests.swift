@@ -166,21 +166,7 @@ struct ConsoleQueryTests {
     @Test("a participant's query in the shared database sees only what is shared with them")
     func participantSeesTheShare() async throws {
         try await ConsoleTestServer.with { server in
-            let alice = try await server.server.user("alice").recordName
-            let bob = try await server.server.user("bob").recordName
-            let zone = ZoneID(zoneName: "Albums")
-            var root = Record(recordType: "Photo", recordName: "album", zoneID: zone, fields: ["t": .string("a")])
-            root.share = "album-share"
-            var child = Record(recordType: "Photo", recordName: "photo", zoneID: zone, fields: ["t": .string("p")])
-            child.parent = "album"
-            let other = Record(recordType: "Photo", recordName: "unshared", zoneID: zone, fields: ["t": .string("u")])
-            var share = Record(recordType: ShareDetails.recordType, recordName: "album-share", zoneID: zone)
-            share.shareDetails = ShareDetails(publicPermission: .readOnly, participants: [])
-            let saved = try await server.seed(user: "alice", zone: "Albums", records: [root, child, other, share])
-            let handles = saved.compactMap { record in record.shareDetails?.shortGUID }
-            let shortGUID = try #require(handles.first)
-            let bobPublic = Caller(container: server.container, environment: .development, scope: .public, user: bob)
-            _ = try await server.service.perform(.acceptShares([ShareLookup(shortGUID: shortGUID)]), as: bobPublic)
+            let (alice, bob) = try await server.shareAlbum(rootType: "Photo")
 
             let session = try await server.signIn()
             let bobShared = [

@@ -88,6 +88,28 @@ struct ConsoleTestServer: Sendable {
         return try #require(home.hiddenValue("csrf"))
     }
 
+    /// alice's zone "Albums" with a root record (of `rootType`) shared
+    /// read-only, a photo under it and a photo outside it; bob accepts the
+    /// share. The two users' record names.
+    func shareAlbum(rootType: String) async throws -> (alice: String, bob: String) {
+        let alice = try await server.user("alice").recordName
+        let bob = try await server.user("bob").recordName
+        let zone = ZoneID(zoneName: "Albums")
+        var root = Record(recordType: rootType, recordName: "album", zoneID: zone, fields: ["t": .string("a")])
+        root.share = "album-share"
+        var child = Record(recordType: "Photo", recordName: "photo", zoneID: zone, fields: ["t": .string("p")])
+        child.parent = "album"
+        let other = Record(recordType: "Photo", recordName: "unshared", zoneID: zone, fields: ["t": .string("u")])
+        var share = Record(recordType: ShareDetails.recordType, recordName: "album-share", zoneID: zone)
+        share.shareDetails = ShareDetails(publicPermission: .readOnly, participants: [])
+        let saved = try await seed(user: "alice", zone: "Albums", records: [root, child, other, share])
+        let handles = saved.compactMap { record in record.shareDetails?.shortGUID }
+        let shortGUID = try #require(handles.first)
+        let bobPublic = Caller(container: container, environment: .development, scope: .public, user: bob)
+        _ = try await service.perform(.acceptShares([ShareLookup(shortGUID: shortGUID)]), as: bobPublic)
+        return (alice, bob)
+    }
+
     /// A private zone of `user` with `records`, made as the user's own requests.
     @discardableResult
     func seed(user: String, zone: String, records: [Record], creatingZone: Bool = true) async throws -> [Record] {
