@@ -52,7 +52,6 @@ struct ConsoleDeviceTests {
         try await ConsoleTestServer.with { server in
             let alice = try await server.server.user("alice").recordName
             let bob = try await server.server.user("bob").recordName
-            let owner = Caller(container: server.container, environment: .development, scope: .private, user: alice)
             try await server.seed(
                 user: "alice", zone: "Shared",
                 records: [Record(recordType: "Note", recordName: "note-in-share", fields: ["title": .string("shared")])]
@@ -61,18 +60,7 @@ struct ConsoleDeviceTests {
                 user: "alice", zone: "Secret",
                 records: [Record(recordType: "Note", recordName: "note-kept-out", fields: ["title": .string("secret")])]
             )
-            let zone = ZoneID(zoneName: "Shared")
-            var share = Record(
-                recordType: ShareDetails.recordType, recordName: ShareDetails.zoneShareName, zoneID: zone)
-            share.shareDetails = ShareDetails(publicPermission: .readOnly, participants: [])
-            guard
-                case .records(let saved) = try await server.service.perform(
-                    .modifyRecords(operations: [RecordOperation(.create, share)], zoneID: zone, atomic: true), as: owner
-                )
-            else { throw CloudError(.internalError, reason: "records/modify answered something else") }
-            let shortGUID = try #require(saved.first?.record?.shareDetails?.shortGUID)
-            let bobPublic = Caller(container: server.container, environment: .development, scope: .public, user: bob)
-            _ = try await server.service.perform(.acceptShares([ShareLookup(shortGUID: shortGUID)]), as: bobPublic)
+            try await server.shareZone("Shared", ofAlice: alice, withBob: bob)
 
             let session = try await server.signIn()
             let bobShared = [

@@ -39,19 +39,7 @@ struct ConsoleManageTests {
             let bob = try await server.server.user("bob").recordName
             try await server.seed(user: "alice", zone: "Shared", records: [Self.note("n1", title: "shared")])
             try await server.seed(user: "alice", zone: "Kept", records: [Self.note("k1", title: "kept")])
-            let owner = Caller(container: server.container, environment: .development, scope: .private, user: alice)
-            let zone = ZoneID(zoneName: "Shared")
-            var share = Record(
-                recordType: ShareDetails.recordType, recordName: ShareDetails.zoneShareName, zoneID: zone)
-            share.shareDetails = ShareDetails(publicPermission: .readOnly, participants: [])
-            guard
-                case .records(let saved) = try await server.service.perform(
-                    .modifyRecords(operations: [RecordOperation(.create, share)], zoneID: zone, atomic: true), as: owner
-                )
-            else { throw CloudError(.internalError, reason: "records/modify answered something else") }
-            let shortGUID = try #require(saved.first?.record?.shareDetails?.shortGUID)
-            let bobPublic = Caller(container: server.container, environment: .development, scope: .public, user: bob)
-            _ = try await server.service.perform(.acceptShares([ShareLookup(shortGUID: shortGUID)]), as: bobPublic)
+            try await server.shareZone("Shared", ofAlice: alice, withBob: bob)
             let bobShared = Caller(container: server.container, environment: .development, scope: .shared, user: bob)
             guard case .zones(let before) = try await server.service.perform(.listZones, as: bobShared) else {
                 throw CloudError(.internalError, reason: "zones/list answered something else")

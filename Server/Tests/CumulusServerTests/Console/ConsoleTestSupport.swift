@@ -110,6 +110,21 @@ struct ConsoleTestServer: Sendable {
         return (alice, bob)
     }
 
+    /// Shares alice's zone `zoneName` whole, read-only, and bob accepts.
+    func shareZone(_ zoneName: String, ofAlice alice: String, withBob bob: String) async throws {
+        let owner = Caller(container: container, environment: .development, scope: .private, user: alice)
+        let zone = ZoneID(zoneName: zoneName)
+        var share = Record(recordType: ShareDetails.recordType, recordName: ShareDetails.zoneShareName, zoneID: zone)
+        share.shareDetails = ShareDetails(publicPermission: .readOnly, participants: [])
+        guard
+            case .records(let saved) = try await service.perform(
+                .modifyRecords(operations: [RecordOperation(.create, share)], zoneID: zone, atomic: true), as: owner)
+        else { throw CloudError(.internalError, reason: "records/modify answered something else") }
+        let shortGUID = try #require(saved.first?.record?.shareDetails?.shortGUID)
+        let bobPublic = Caller(container: container, environment: .development, scope: .public, user: bob)
+        _ = try await service.perform(.acceptShares([ShareLookup(shortGUID: shortGUID)]), as: bobPublic)
+    }
+
     /// A private zone of `user` with `records`, made as the user's own requests.
     @discardableResult
     func seed(user: String, zone: String, records: [Record], creatingZone: Bool = true) async throws -> [Record] {
