@@ -62,3 +62,75 @@ struct UnsortedQueryTests {
         #expect(first.records.map { Array($0.recordName.utf8) } == expected.prefix(17).map { Array($0.utf8) })
     }
 }
+
+/// Record names are identities in queries too: compared, matched by prefix
+/// and sorted by their bytes.
+@Suite("Queries on record names")
+struct RecordNameQueryTests {
+    static let zone = ZoneID(zoneName: "Names")
+
+    static func database(names: [String]) async throws -> InMemoryCloudDatabase {
+        let database = InMemoryCloudServer().database(signedInAs: "alice")
+        _ = try await database.modifyZones([.create(zone)])
+        let records = names.map { Record(recordType: "Note", recordName: $0, zoneID: zone) }
+        for start in stride(from: 0, to: records.count, by: 200) {
+            let batch = records[start..<min(start + 200, records.count)]
+            _ = try await database.modifyRecords(batch.map { RecordOperation(.create, $0) }, zoneID: zone, atomic: true)
+        }
+        return database
+    }
+
+    static func names(
+        _ database: InMemoryCloudDatabase, _ filters: [QueryFilter], sort: [QuerySort] = [], pageSize: Int = 200
+    ) async throws -> [[UInt8]] {
+        var found: [[UInt8]] = []
+        var marker: String?
+        repeat {
+            let page = try await database.queryRecords(
+                RecordQuery(recordType: "Note", filters: filters, sort: sort), zoneID: zone, resultsLimit: pageSize,
+                continuationMarker: marker, desiredKeys: nil)
+            found += page.records.map { Array($0.recordName.utf8) }
+            marker = page.continuationMarker
+        } while marker != nil
+        return found
+    }
+
+    @Test("a name is equal to, begins with and sorts by its bytes, not by canonical equivalence")
+    func namesAreBytes() async throws {
+        let composed = "\u{E9}"
+        let decomposed = "e\u{301}"
+        let database = try await Self.database(names: [
+            composed, decomposed, composed + "x", decomposed + "x", "ex", "f",
+        ])
+        let id = "___recordID"
+        #expect(try await Self.names(database, [QueryFilter(id, .equals, .string(composed))]) == [Array(composed.utf8)])
+        #expect(
+            try await Self.names(database, [QueryFilter(id, .beginsWith, .string(composed))])
+                == [composed, composed + "x"].map { Array($0.utf8) })
+        #expect(
+            try await Self.names(database, [QueryFilter(id, .beginsWith, .string("e"))])
+                == ["ex", decomposed, decomposed + "x"].map { Array($0.utf8) })
+        #expect(
+            try await Self.names(database, [QueryFilter(id, .in, .stringList([decomposed]))])
+                == [Array(decomposed.utf8)])
+        #expect(
+            try await Self.names(database, [QueryFilter(id, .notEquals, .string(composed))]).count == 5)
+        let byBytes = [composed, decomposed, composed + "x", decomposed + "x", "ex", "f"].map { Array($0.utf8) }
+            .sorted { $0.lexicographicallyPrecedes($1) }
+        #expect(try await Self.names(database, [], sort: [QuerySort(id)]) == byBytes)
+        #expect(try await Self.names(database, [], sort: [QuerySort(id, ascending: false)]) == byBytes.reversed())
+    }
+
+    @Test("a name prefix pages through exactly the names that begin with it, the prefix itself first")
+    func prefixPages() async throws {
+        var names = (0..<450).map { "p-\($0)" } + (0..<300).map { "a-\($0)" } + (0..<300).map { "q-\($0)" }
+        names += ["p-", "p", "p\u{301}-1"]
+        let database = try await Self.database(names: names)
+        let expected = names.filter { $0.utf8.starts(with: "p-".utf8) }.map { Array($0.utf8) }
+            .sorted { $0.lexicographicallyPrecedes($1) }
+        let found = try await Self.names(
+            database, [QueryFilter("___recordID", .beginsWith, .string("p-"))], pageSize: 17)
+        #expect(found.first == Array("p-".utf8))
+        #expect(found == expected)
+    }
+}

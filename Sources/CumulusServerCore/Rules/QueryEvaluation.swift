@@ -110,14 +110,13 @@ public enum QueryEvaluation {
     /// times (TIMESTAMP) or user record names (STRING); `nil` when the record
     /// has no such value.
     public static func value(of record: Record, forField name: String) -> FieldValue? {
-        switch name {
-        case recordIDField: .string(record.recordName)
-        case createTimeField: record.metadata?.created.map { .timestamp($0.date) }
-        case modTimeField: record.metadata?.modified.map { .timestamp($0.date) }
-        case createdByField: record.metadata?.created?.userRecordName.map(FieldValue.string)
-        case modifiedByField: record.metadata?.modified?.userRecordName.map(FieldValue.string)
-        default: record[name]
-        }
+        // Field names are identities: matched by their bytes, not by `switch` (String's `==`).
+        if name.isExactly(recordIDField) { return .string(record.recordName) }
+        if name.isExactly(createTimeField) { return record.metadata?.created.map { .timestamp($0.date) } }
+        if name.isExactly(modTimeField) { return record.metadata?.modified.map { .timestamp($0.date) } }
+        if name.isExactly(createdByField) { return record.metadata?.created?.userRecordName.map(FieldValue.string) }
+        if name.isExactly(modifiedByField) { return record.metadata?.modified?.userRecordName.map(FieldValue.string) }
+        return record[name]
     }
 
     /// Whether `record` passes every filter.
@@ -129,6 +128,11 @@ public enum QueryEvaluation {
     public static func matches(_ record: Record, _ filter: QueryFilter) -> Bool {
         guard let field = value(of: record, forField: filter.fieldName) else { return false }
         let value = comparedValue(filter)
+        if systemFieldType(filter.fieldName) == .string, case .string(let name) = field,
+            let answer = matchesName(name, filter.comparator, value)
+        {
+            return answer
+        }
         switch filter.comparator {
         case .equals: return field == value
         case .notEquals: return field.type == value.type && field != value
@@ -169,6 +173,43 @@ public enum QueryEvaluation {
         }
     }
 
+    /// A comparison of a record or user record name (an identity: compared
+    /// by its bytes, so "é" never equals "e\u{301}"); `nil` for a
+    /// comparator that does not compare names.
+    private static func matchesName(_ name: String, _ comparator: QueryComparator, _ value: FieldValue) -> Bool? {
+        func names(_ value: FieldValue) -> [String]? {
+            guard case .stringList(let list) = value else { return nil }
+            return list
+        }
+        switch comparator {
+        case .equals, .notEquals, .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
+            guard case .string(let other) = value else { return false }
+            let order = compareNames(name, other)
+            switch comparator {
+            case .equals: return order == 0
+            case .notEquals: return order != 0
+            case .lessThan: return order < 0
+            case .lessThanOrEquals: return order <= 0
+            case .greaterThan: return order > 0
+            default: return order >= 0
+            }
+        case .beginsWith, .notBeginsWith:
+            guard case .string(let prefix) = value else { return false }
+            return name.utf8.starts(with: prefix.utf8) == (comparator == .beginsWith)
+        case .in, .notIn:
+            guard let list = names(value) else { return false }
+            return list.contains { $0.isExactly(name) } == (comparator == .in)
+        default:
+            return nil
+        }
+    }
+
+    /// The order of two names by their bytes: -1, 0 or 1.
+    private static func compareNames(_ lhs: String, _ rhs: String) -> Int {
+        if lhs.isExactly(rhs) { return 0 }
+        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8) ? -1 : 1
+    }
+
     /// The great-circle distance between two locations, in metres, on a
     /// sphere of the Earth's mean radius (haversine: exact near 0 and π).
     public static func distance(_ lhs: Location, _ rhs: Location) -> Double {
@@ -188,6 +229,11 @@ public enum QueryEvaluation {
         for key in sort {
             let left = sortValue(of: lhs, key)
             let right = sortValue(of: rhs, key)
+            if systemFieldType(key.fieldName) == .string, case .string(let l)? = left, case .string(let r)? = right {
+                let order = compareNames(l, r)
+                if order != 0 { return key.ascending ? order < 0 : order > 0 }
+                continue
+            }
             switch (left.flatMap { l in right.flatMap { compare(l, $0) } }) {
             case let order? where order != 0:
                 return key.ascending ? order < 0 : order > 0
@@ -232,11 +278,9 @@ public enum QueryEvaluation {
     /// The type of a system field's values (what a filter on it compares),
     /// or `nil` for another field.
     public static func systemFieldType(_ name: String) -> FieldType? {
-        switch name {
-        case recordIDField, createdByField, modifiedByField: .string
-        case createTimeField, modTimeField: .timestamp
-        default: nil
-        }
+        if [recordIDField, createdByField, modifiedByField].contains(where: name.isExactly) { return .string }
+        if [createTimeField, modTimeField].contains(where: name.isExactly) { return .timestamp }
+        return nil
     }
 
     /// The filter's value as the field's values are: a record name given as

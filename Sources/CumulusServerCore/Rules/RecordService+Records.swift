@@ -96,7 +96,9 @@ extension RecordService {
     /// The filters and sort run in Swift over the zone's live records of the
     /// query's type. A query without a sort key answers in byte order of the
     /// record names, the order of the storage's primary key: it reads the
-    /// zone by name only until the page is full. One with a sort key reads
+    /// zone by name (from its `___recordID BEGINS_WITH` prefix, if it has
+    /// one, to the end of the names that begin with it) only until the page
+    /// is full. One with a sort key reads
     /// every record of the type (by an index on the type) to sort them;
     /// pushing the comparators and sort keys into SQL is left for when zones
     /// grow large.
@@ -146,19 +148,35 @@ extension RecordService {
     ) async throws -> QueryResult {
         let wanted = offset + limit + 1
         let batch = 200
+        // With a name prefix, the matches are the prefix itself and the run of names after it that begin with it.
+        let prefix = query.filters.lazy.compactMap { filter -> String? in
+            guard filter.fieldName.isExactly(QueryEvaluation.recordIDField), filter.comparator == .beginsWith,
+                case .string(let prefix) = filter.fieldValue
+            else { return nil }
+            return prefix
+        }.first
         let matches = try await storage.read { transaction -> [Record]? in
             guard let access = try await ZoneAccess.open(zoneID, context: context, readingShares: false, transaction)
             else { return nil }
             var matches: [Record] = []
+            func consider(_ row: StoredRecord) {
+                guard row.recordType.isExactly(query.recordType), access.view.canSee(row.shareKey),
+                    let record = row.record.map({ access.present($0, to: context.user) }),
+                    QueryEvaluation.matches(record, query.filters)
+                else { return }
+                matches.append(record)
+            }
             var cursor: String?
-            while matches.count < wanted {
+            if let prefix, !prefix.isEmpty {
+                for row in try await transaction.records(named: [prefix], inZone: access.zone.id) { consider(row) }
+                cursor = prefix
+            }
+            scan: while matches.count < wanted {
                 let rows = try await transaction.liveRecords(inZone: access.zone.id, after: cursor, limit: batch)
-                for row in rows where row.recordType.isExactly(query.recordType) && access.view.canSee(row.shareKey) {
-                    guard let record = row.record.map({ access.present($0, to: context.user) }),
-                        QueryEvaluation.matches(record, query.filters)
-                    else { continue }
-                    matches.append(record)
-                    if matches.count == wanted { break }
+                for row in rows {
+                    if let prefix, !row.name.utf8.starts(with: prefix.utf8) { break scan }
+                    consider(row)
+                    if matches.count == wanted { break scan }
                 }
                 guard rows.count == batch, let last = rows.last else { break }
                 cursor = last.name
