@@ -112,7 +112,7 @@ extension RecordService {
             user: found.user, size: nil, checksum: nil, created: started, unheldSince: started)
         let pending = row
         try await storage.write { transaction in try await transaction.saveAsset(pending) }
-        let meter = ChunkMeter(limit: limit)
+        let meter = ChunkMeter(limit: limit, digest: uploadDigest())
         do {
             try await storage.assetBytes.write(MeteredChunks(base: chunks, meter: meter), as: row.id)
             if let contentLength, contentLength != meter.count {
@@ -246,9 +246,12 @@ extension RecordService {
 final class ChunkMeter {
     let limit: Int64
     private(set) var count: Int64 = 0
-    private var hasher = SHA256()
+    private var hasher: any UploadDigest
 
-    init(limit: Int64) { self.limit = limit }
+    init(limit: Int64, digest: any UploadDigest) {
+        self.limit = limit
+        hasher = digest
+    }
 
     func add(_ chunk: [UInt8]) throws {
         count += Int64(chunk.count)

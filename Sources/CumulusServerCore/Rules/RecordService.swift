@@ -42,6 +42,8 @@ public final class RecordService: Sendable {
 
     /// The limits and lifetimes of assets.
     public let assetSettings: AssetSettings
+    /// Makes the SHA-256 of an asset upload.
+    let uploadDigest: @Sendable () -> any UploadDigest
 
     let now: @Sendable () -> Date
     private let publish: @Sendable (ChangeNotice) -> Void
@@ -66,17 +68,21 @@ public final class RecordService: Sendable {
     ///     uses is kept, 10 minutes by default.
     ///   - publicURL: The base of share and asset URLs, if any.
     ///   - assetSettings: The limits and lifetimes of assets.
+    ///   - uploadDigest: The SHA-256 that hashes asset uploads as they
+    ///     arrive: the core's own unless the host has a faster one.
     ///   - now: The date of record timestamps and channel use: the caller's clock.
     ///   - publish: Receives the notice of every committed write that
     ///     changed zones, before the write's answer returns.
     public init(
         storage: any ServerStorage, recordSizeLimit: Int = RecordEncoder.defaultSizeLimit,
         channelIdleLimit: Duration = .seconds(600), publicURL: String? = nil,
-        assetSettings: AssetSettings = AssetSettings(), now: @escaping @Sendable () -> Date,
-        publish: @escaping @Sendable (ChangeNotice) -> Void
+        assetSettings: AssetSettings = AssetSettings(),
+        uploadDigest: @escaping @Sendable () -> any UploadDigest = { CoreUploadDigest() },
+        now: @escaping @Sendable () -> Date, publish: @escaping @Sendable (ChangeNotice) -> Void
     ) {
         self.storage = storage
         self.assetSettings = assetSettings
+        self.uploadDigest = uploadDigest
         self.recordSizeLimit = recordSizeLimit
         self.channelIdleLimit = channelIdleLimit
         var base = publicURL

@@ -55,7 +55,7 @@ public final class CloudService: CloudServing {
         self.broadcaster = broadcaster
         rules = RecordService(
             storage: storage, recordSizeLimit: recordSizeLimit, channelIdleLimit: notificationIdleLimit,
-            publicURL: publicURL, assetSettings: assetSettings, now: now,
+            publicURL: publicURL, assetSettings: assetSettings, uploadDigest: { CryptoUploadDigest() }, now: now,
             publish: { notice in
                 broadcaster?.announce(ChangeAnnouncement(key: notice.key, zoneNames: notice.changedZones))
             })
