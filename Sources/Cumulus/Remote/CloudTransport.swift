@@ -176,15 +176,23 @@ public struct URLSessionTransport: CloudTransport {
         }
     }
 
-    /// Sends `request` with the file as its body, streamed from disk by
-    /// `URLSession`; cancelling the calling task cancels the request.
+    /// Sends `request` with the file as its body, memory-mapped (an asset is
+    /// at most 50 MB): `URLSession`'s upload from a file sent a third as
+    /// fast on Linux. Cancelling the calling task cancels the request.
     public func upload(_ request: CloudHTTPRequest, fromFile file: URL) async throws -> CloudHTTPResponse {
         let urlRequest = Self.urlRequest(for: request)
         let task = TaskBox()
         return try await withTaskCancellationHandler {
             try Task.checkCancellation()
             return try await withCheckedThrowingContinuation { continuation in
-                let uploadTask = owner.session.uploadTask(with: urlRequest, fromFile: file) { data, response, error in
+                let body: Data
+                do {
+                    body = try Data(contentsOf: file, options: .alwaysMapped)
+                } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let uploadTask = owner.session.uploadTask(with: urlRequest, from: body) { data, response, error in
                     continuation.resume(with: Self.result(data: data, response: response, error: error))
                 }
                 if !task.start(uploadTask) { continuation.resume(throwing: CancellationError()) }
