@@ -1,6 +1,7 @@
 import Cumulus
 @_spi(Testing) import CumulusServer
 import Foundation
+import Synchronization
 import Testing
 
 /// The asset URLs over HTTP, on each store: an upload streamed to storage
@@ -69,6 +70,36 @@ struct HTTPAssetTests {
             // A range the server may ignore gets the whole asset.
             let several = try await AssetHTTP.download(url, on: server.baseURL, range: "bytes=0-1,5-6")
             #expect(several.status == 200 && several.body == bytes)
+        }
+    }
+
+    @Test("a download opens the asset once, whole, by range or refused")
+    func oneOpenPerDownload() async throws {
+        let opened = Atomic<Int>(0)
+        let wrap: @Sendable (CloudService) -> any CloudServing = { service in
+            var wrapped = WrappedService(base: service)
+            wrapped.downloadOpened = { opened.add(1, ordering: .relaxed) }
+            return wrapped
+        }
+        try await HTTPTestServer.with(wrap: wrap) { server in
+            let alice = RemoteCloudDatabase(
+                configuration: RemoteCloudDatabase.Configuration(
+                    baseURL: server.baseURL, container: server.container, scope: .private),
+                credentials: .user(apiToken: server.apiToken, webAuthToken: server.webAuthToken))
+            let bytes = AssetHTTP.randomBytes(1000)
+            _ = try await AssetHTTP.savePhoto("photo", bytes: bytes, in: alice, on: server.baseURL)
+            let fetched = try await alice.lookupRecords(["photo"], zoneID: .defaultZone, desiredKeys: nil)
+            let url = try #require(AssetHTTP.downloadURL(of: fetched.first?.record))
+            let cases: [(range: String?, status: Int, body: ArraySlice<UInt8>)] = [
+                (nil, 200, bytes[...]), ("bytes=10-19", 206, bytes[10..<20]), ("bytes=0-", 206, bytes[...]),
+                ("bytes=1000-", 416, []), ("bytes=0-1,5-6", 200, bytes[...]),
+            ]
+            for (index, item) in cases.enumerated() {
+                let answer = try await AssetHTTP.download(url, on: server.baseURL, range: item.range)
+                #expect(answer.status == item.status, "\(String(describing: item.range))")
+                if item.status != 416 { #expect(answer.body == Array(item.body), "\(String(describing: item.range))") }
+                #expect(opened.load(ordering: .relaxed) == index + 1, "\(String(describing: item.range))")
+            }
         }
     }
 

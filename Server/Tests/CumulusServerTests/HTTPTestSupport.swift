@@ -136,6 +136,8 @@ struct WrappedService: CloudServing {
     var pollStarted: @Sendable () -> Void = {}
     /// Called for each API or web auth token the store is asked about.
     var credentialLookedUp: @Sendable () -> Void = {}
+    /// Called each time a download URL's bytes are opened.
+    var downloadOpened: @Sendable () -> Void = {}
 
     func perform(_ request: CloudRequest, as caller: Caller) async throws -> CloudResponse {
         performed(request, caller)
@@ -198,6 +200,19 @@ struct WrappedService: CloudServing {
 
     func sharePreview(shortGUID: String) async throws -> SharePreview? {
         try await base.sharePreview(shortGUID: shortGUID)
+    }
+
+    func receiveAsset<Chunks: AsyncSequence>(ticket: String, contentLength: Int64?, chunks: Chunks)
+        async throws -> Asset where Chunks.Element == [UInt8]
+    {
+        try await base.receiveAsset(ticket: ticket, contentLength: contentLength, chunks: chunks)
+    }
+
+    func openAssetDownload(token: String, choosingRange: (_ assetSize: Int64) throws -> Range<Int64>?)
+        async throws -> AssetDownload
+    {
+        downloadOpened()
+        return try await base.openAssetDownload(token: token, choosingRange: choosingRange)
     }
 
     func useListeningAddress(_ url: String) { base.useListeningAddress(url) }

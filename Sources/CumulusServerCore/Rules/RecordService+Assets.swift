@@ -154,6 +154,20 @@ extension RecordService {
     ///   `NOT_FOUND` (404) for an asset collected since, and
     ///   `RANGE_NOT_SATISFIABLE` (416) for a range not inside the asset.
     public func openAssetDownload(token: String, range: Range<Int64>?) async throws -> AssetDownload {
+        try await openAssetDownload(token: token) { _ in range }
+    }
+
+    /// Opens the bytes of a download URL once, with the range chosen when
+    /// the asset's size is known: an HTTP `Range` header is read against
+    /// the size, and a second open for the part would cost another read.
+    ///
+    /// - Parameter choosingRange: Given the asset's size, the range to read
+    ///   (`nil` for all of it); it may throw to refuse the download.
+    /// - Throws: What ``openAssetDownload(token:range:)`` throws, and what
+    ///   `choosingRange` throws.
+    public func openAssetDownload(token: String, choosingRange: (_ assetSize: Int64) throws -> Range<Int64>?)
+        async throws -> AssetDownload
+    {
         let secret = try await signingSecret()
         guard let (id, expires) = AssetToken.verify(token, secret: secret) else {
             throw CloudError(.accessDenied, reason: "the download URL was not signed by this server")
@@ -165,6 +179,7 @@ extension RecordService {
         guard let asset, let size = asset.size else {
             throw CloudError(.notFound, reason: "the asset no longer exists")
         }
+        let range = try choosingRange(size)
         let bytes = range ?? 0..<size
         if range != nil {
             guard bytes.lowerBound >= 0, bytes.lowerBound < bytes.upperBound, bytes.upperBound <= size else {

@@ -135,9 +135,12 @@ public final class CloudService: CloudServing {
         try await rules.receiveAsset(ticket: ticket, contentLength: contentLength, chunks: chunks)
     }
 
-    /// The bytes of a download URL, all of them or `range`.
-    public func openAssetDownload(token: String, range: Range<Int64>?) async throws -> AssetDownload {
-        try await rules.openAssetDownload(token: token, range: range)
+    /// The bytes of a download URL, opened once: all of them or the range
+    /// `choosingRange` answers for the asset's size.
+    public func openAssetDownload(token: String, choosingRange: (_ assetSize: Int64) throws -> Range<Int64>?)
+        async throws -> AssetDownload
+    {
+        try await rules.openAssetDownload(token: token, choosingRange: choosingRange)
     }
 
     /// Deletes the assets no one can use any more, expired uploads, and

@@ -85,9 +85,11 @@ public protocol CloudServing: Sendable {
     func receiveAsset<Chunks: AsyncSequence>(ticket: String, contentLength: Int64?, chunks: Chunks)
         async throws -> Asset where Chunks.Element == [UInt8]
 
-    /// The bytes of a download URL, all of them or `range` (see
-    /// ``RecordService/openAssetDownload(token:range:)``).
-    func openAssetDownload(token: String, range: Range<Int64>?) async throws -> AssetDownload
+    /// The bytes of a download URL, opened once: all of them or the range
+    /// `choosingRange` answers for the asset's size (see
+    /// ``RecordService/openAssetDownload(token:choosingRange:)``).
+    func openAssetDownload(token: String, choosingRange: (_ assetSize: Int64) throws -> Range<Int64>?)
+        async throws -> AssetDownload
 
     /// Deletes the assets no one can use any more (see ``RecordService/collectAssets()``).
     @discardableResult
@@ -111,8 +113,15 @@ extension CloudServing {
     }
 
     /// Throws `UNSUPPORTED`: a service without assets.
-    public func openAssetDownload(token: String, range: Range<Int64>?) async throws -> AssetDownload {
+    public func openAssetDownload(token: String, choosingRange: (_ assetSize: Int64) throws -> Range<Int64>?)
+        async throws -> AssetDownload
+    {
         throw CloudError(.unsupported, reason: "\(Self.self) keeps no assets")
+    }
+
+    /// The bytes of a download URL, all of them or `range`.
+    public func openAssetDownload(token: String, range: Range<Int64>?) async throws -> AssetDownload {
+        try await openAssetDownload(token: token) { _ in range }
     }
 
     /// Collects nothing: a service without assets.

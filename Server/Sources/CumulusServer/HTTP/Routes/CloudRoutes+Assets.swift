@@ -44,26 +44,30 @@ extension CloudRoutes {
     /// the part a `Range` header asks for (206, up to the end for a range
     /// that runs past it), or 416 for a range that holds none of it.
     func download(_ request: Request, token: String) async throws -> Response {
-        let whole = try await service.openAssetDownload(token: token, range: nil)
-        let size = whole.assetSize
         var headers: HTTPFields = [
             .contentType: "application/octet-stream", .acceptRanges: "bytes",
             // The URL is a credential: no shared cache keeps what it opens.
             .cacheControl: "private, no-store",
         ]
-        let download: AssetDownload
-        let status: HTTPResponse.Status
-        switch ByteRange(header: request.headers[.range], size: size) {
-        case .whole:
-            (download, status) = (whole, .ok)
-        case .part(let range):
-            download = try await service.openAssetDownload(token: token, range: range)
-            status = .partialContent
-            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"
-        case .unsatisfiable:
-            throw HTTPFailure(
-                CloudError(.rangeNotSatisfiable, reason: "The range is not inside the asset's \(size) bytes."),
-                headers: [.contentRange: "bytes */\(size)"])
+        let header = request.headers[.range]
+        var partial = false
+        let download = try await service.openAssetDownload(token: token) { size in
+            switch ByteRange(header: header, size: size) {
+            case .whole:
+                return nil
+            case .part(let range):
+                partial = true
+                return range
+            case .unsatisfiable:
+                throw HTTPFailure(
+                    CloudError(.rangeNotSatisfiable, reason: "The range is not inside the asset's \(size) bytes."),
+                    headers: [.contentRange: "bytes */\(size)"])
+            }
+        }
+        let status: HTTPResponse.Status = partial ? .partialContent : .ok
+        if partial {
+            headers[.contentRange] =
+                "bytes \(download.range.lowerBound)-\(download.range.upperBound - 1)/\(download.assetSize)"
         }
         let length = Int(download.range.upperBound - download.range.lowerBound)
         headers[.contentLength] = String(length)
