@@ -1,10 +1,57 @@
+#if canImport(CryptoKit)
+    import CryptoKit
+#endif
+
 /// SHA-256 (FIPS 180-4), for the body hash of server-to-server signatures,
-/// the checksums of assets and the HMAC that signs their download URLs.
+/// the checksums of assets and the HMAC that signs their download URLs:
+/// the platform's (CryptoKit) where there is one, ``PortableSHA256``
+/// elsewhere.
+package struct SHA256 {
+    #if canImport(CryptoKit)
+        private var hasher = CryptoKit.SHA256()
+    #else
+        private var hasher = PortableSHA256()
+    #endif
+
+    /// A digest of the empty message, to which ``update(_:)`` adds.
+    package init() {}
+
+    /// The digest of `bytes`, 32 bytes.
+    package static func hash<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+        var hasher = SHA256()
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+
+    /// Adds `bytes` to the message.
+    package mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        #if canImport(CryptoKit)
+            let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(buffer))
+            }
+            guard done == nil else { return }
+            Array(bytes).withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        #else
+            hasher.update(bytes)
+        #endif
+    }
+
+    /// Pads the message and returns its digest.
+    package mutating func finalize() -> [UInt8] {
+        #if canImport(CryptoKit)
+            Array(hasher.finalize())
+        #else
+            hasher.finalize()
+        #endif
+    }
+}
+
+/// SHA-256 in Swift alone, where the platform has none to offer.
 ///
 /// The root package takes no dependencies, so it cannot use swift-crypto.
 /// Its steps do not branch on the data (rotations, additions, fixed loops),
 /// so the HMAC of a secret key takes no key-dependent time.
-package struct SHA256 {
+package struct PortableSHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -27,7 +74,7 @@ package struct SHA256 {
 
     /// The digest of `bytes`, 32 bytes.
     package static func hash<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        var hasher = SHA256()
+        var hasher = PortableSHA256()
         hasher.update(bytes)
         return hasher.finalize()
     }
