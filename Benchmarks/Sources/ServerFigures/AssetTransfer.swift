@@ -21,6 +21,23 @@ enum AssetTransfer {
         var curlDownload: Double
         var serverStartKiB: Int
         var serverPeakKiB: Int
+        /// The most this process grew during an upload, over its resident size before.
+        var clientUploadGrowthKiB: Int
+        /// The same for a download read at some 10 MB/s, far below the network's pace.
+        var slowReadGrowthKiB: Int
+        /// The download and the slow read as one request (no download window): the client before windows.
+        var oneRequestDownload: Double
+        var oneRequestSlowReadGrowthKiB: Int
+    }
+
+    /// Starts the count of this process's peak resident size (`VmHWM`) afresh.
+    static func resetPeak() {
+        try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
+    }
+
+    /// How far this process's peak rose over `before` since the last ``resetPeak()``.
+    static func growth(since before: MemoryStatus) -> Int {
+        max(0, MemoryStatus.read().peak - before.rss)
     }
 
     // MARK: Parent
@@ -42,6 +59,14 @@ enum AssetTransfer {
         var curlUploads: [Double] = []
         var clientDownloads: [Double] = []
         var curlDownloads: [Double] = []
+        var uploadGrowth = 0
+        var slowGrowth = 0
+        var oneRequestDownloads: [Double] = []
+        var oneRequestSlowGrowth = 0
+        var whole = database.configuration
+        whole.downloadWindow = .max
+        let oneRequest = RemoteCloudDatabase(
+            configuration: whole, credentials: .user(apiToken: server.apiToken, webAuthToken: server.userToken))
         for run in 0..<runs {
             let name = "photo-\(run)"
             let targets = try await database.requestAssetUploads(
@@ -50,9 +75,12 @@ enum AssetTransfer {
                     AssetUploadRequest(recordName: name + "-curl", recordType: "Photo", fieldName: "image"),
                 ], zoneID: .defaultZone)
             let clock = ContinuousClock()
+            resetPeak()
+            let beforeUpload = MemoryStatus.read()
             var begin = clock.now
             let asset = try await database.uploadAsset(contentsOf: file, to: targets[0])
             clientUploads.append((clock.now - begin).seconds)
+            uploadGrowth = max(uploadGrowth, growth(since: beforeUpload))
             guard asset.size == Int64(size) else {
                 throw CloudError(.internalError, reason: "the upload stored \(asset.size ?? -1) bytes of \(size)")
             }
@@ -69,21 +97,49 @@ enum AssetTransfer {
             guard case .asset(let stored)? = saved.first?.record?["image"], let url = stored.downloadURL else {
                 throw CloudError(.internalError, reason: "the saved record has no download URL")
             }
-            begin = clock.now
-            var received = 0
-            for try await chunk in try await database.downloadAsset(stored, range: nil) { received += chunk.count }
-            clientDownloads.append((clock.now - begin).seconds)
-            guard received == size else {
-                throw CloudError(.internalError, reason: "the download gave \(received) bytes of \(size)")
-            }
+            clientDownloads.append(try await timedDownload(stored, from: database, size: size))
+            oneRequestDownloads.append(try await timedDownload(stored, from: oneRequest, size: size))
             begin = clock.now
             try curl([], url: server.url(url.replacingOccurrences(of: "${f}", with: "photo.bin")))
             curlDownloads.append((clock.now - begin).seconds)
+
+            slowGrowth = max(slowGrowth, try await slowReadGrowth(stored, from: database))
+            oneRequestSlowGrowth = max(oneRequestSlowGrowth, try await slowReadGrowth(stored, from: oneRequest))
         }
         return Figures(
             megabytes: megabytes, clientUpload: median(clientUploads), curlUpload: median(curlUploads),
             clientDownload: median(clientDownloads), curlDownload: median(curlDownloads),
-            serverStartKiB: started.rss, serverPeakKiB: server.memory().peak)
+            serverStartKiB: started.rss, serverPeakKiB: server.memory().peak, clientUploadGrowthKiB: uploadGrowth,
+            slowReadGrowthKiB: slowGrowth, oneRequestDownload: median(oneRequestDownloads),
+            oneRequestSlowReadGrowthKiB: oneRequestSlowGrowth)
+    }
+
+    /// Seconds to read the whole asset from `database`.
+    static func timedDownload(_ asset: Asset, from database: RemoteCloudDatabase, size: Int) async throws -> Double {
+        let clock = ContinuousClock()
+        let begin = clock.now
+        var received = 0
+        for try await chunk in try await database.downloadAsset(asset, range: nil) { received += chunk.count }
+        guard received == size else {
+            throw CloudError(.internalError, reason: "the download gave \(received) bytes of \(size)")
+        }
+        return (clock.now - begin).seconds
+    }
+
+    /// How far this process grows while it reads the asset at 100 ms a
+    /// megabyte: some 10 MB/s, far below loopback's pace.
+    static func slowReadGrowth(_ asset: Asset, from database: RemoteCloudDatabase) async throws -> Int {
+        resetPeak()
+        let before = MemoryStatus.read()
+        var unpaused = 0
+        for try await chunk in try await database.downloadAsset(asset, range: nil) {
+            unpaused += chunk.count
+            if unpaused >= 1 << 20 {
+                unpaused = 0
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        return growth(since: before)
     }
 
     /// Runs `curl` on `url`, the body thrown away; throws unless it answers 200.

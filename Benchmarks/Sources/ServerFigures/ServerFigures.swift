@@ -437,13 +437,16 @@ struct ServerFigures {
             rows.append([
                 "\(size) MB", rate(figures.clientUpload), rate(figures.curlUpload), rate(figures.clientDownload),
                 rate(figures.curlDownload), megabytes(figures.serverStartKiB * 1024),
-                megabytes(figures.serverPeakKiB * 1024),
+                megabytes(figures.serverPeakKiB * 1024), megabytes(figures.clientUploadGrowthKiB * 1024),
+                megabytes(figures.slowReadGrowthKiB * 1024), rate(figures.oneRequestDownload),
+                megabytes(figures.oneRequestSlowReadGrowthKiB * 1024),
             ])
         }
         printTable(
             [
                 "asset", "upload", "floor: curl upload", "download", "floor: curl download", "server RSS at start",
-                "server peak RSS",
+                "server peak RSS", "client growth: upload", "client growth: slow read",
+                "before: download in one request", "before: slow read growth",
             ], rows)
     }
 

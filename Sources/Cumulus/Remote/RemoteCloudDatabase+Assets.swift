@@ -42,6 +42,12 @@ extension RemoteCloudDatabase {
     /// Reads the asset from its download URL, a chunk at a time as the
     /// bytes arrive, with a `Range` header for `range`. The URL is the
     /// credential: no token goes with it.
+    ///
+    /// More bytes than the configuration's
+    /// ``Configuration/downloadWindow`` come in ranged requests of that
+    /// size, the next sent when the reader starts on the one before: memory
+    /// stays bounded however slowly the download is read. A server that
+    /// ignores `Range` sends the whole asset in one answer instead.
     public func downloadAsset(_ asset: Asset, range: Range<Int64>?) async throws -> AssetDownload {
         guard let address = asset.downloadURL else {
             throw CloudError(.badRequest, reason: "the asset has no download URL; fetch its record first")
@@ -49,10 +55,44 @@ extension RemoteCloudDatabase {
         if let range, range.lowerBound < 0 || range.isEmpty {
             throw CloudError(.rangeNotSatisfiable, reason: "the range \(range) holds no byte of an asset")
         }
-        var headers = ["Accept": "*/*"]
-        if let range { headers["Range"] = "bytes=\(range.lowerBound)-\(range.upperBound - 1)" }
         // `${f}` stands for a file name the client picks.
         let url = try session.assetURL(address.replacingOccurrences(of: "${f}", with: "asset"))
+        let window = max(1, configuration.downloadWindow)
+        guard let wanted = range ?? asset.size.map({ 0..<$0 }), wanted.count > window else {
+            let response = try await openDownload(url, range: range)
+            let (bytes, size) = try Self.extent(of: response, asked: range)
+            return AssetDownload(assetSize: size, range: bytes, chunks: response.body)
+        }
+        let first = wanted.lowerBound..<(wanted.lowerBound + window)
+        let response = try await openDownload(url, range: first)
+        guard response.status == 206 else {
+            // The whole asset, from a server that ignores `Range`: refused when a range was asked.
+            let (bytes, size) = try Self.extent(of: response, asked: range)
+            return AssetDownload(assetSize: size, range: bytes, chunks: response.body)
+        }
+        let (_, size) = try Self.extent(of: response, asked: first)
+        let whole = range ?? 0..<size
+        guard whole.upperBound <= size else {
+            throw CloudError(.rangeNotSatisfiable, reason: "the range \(whole) runs past the asset's \(size) bytes")
+        }
+        let chunks = WindowedDownload(
+            first: response.body, firstCount: Int64(first.count), range: whole, size: size, window: window
+        ) { part in
+            let response = try await self.openDownload(url, range: part)
+            guard response.status == 206, try Self.extent(of: response, asked: part) == (part, size) else {
+                throw CloudError(
+                    .internalError, reason: "the server's answer to a ranged download changed between its parts")
+            }
+            return response.body
+        }
+        return AssetDownload(assetSize: size, range: whole, chunks: chunks)
+    }
+
+    /// Sends the GET of a download URL, with a `Range` header for `range`,
+    /// and throws the server's error for an answer that is not a success.
+    private func openDownload(_ url: URL, range: Range<Int64>?) async throws -> CloudHTTPStreamedResponse {
+        var headers = ["Accept": "*/*"]
+        if let range { headers["Range"] = "bytes=\(range.lowerBound)-\(range.upperBound - 1)" }
         let request = CloudHTTPRequest(method: "GET", url: url, headers: headers, timeout: configuration.requestTimeout)
         let response: CloudHTTPStreamedResponse
         do {
@@ -73,8 +113,7 @@ extension RemoteCloudDatabase {
                 for: CloudHTTPResponse(status: response.status, headers: response.headers, body: body),
                 now: session.now())
         }
-        let (bytes, size) = try Self.extent(of: response, asked: range)
-        return AssetDownload(assetSize: size, range: bytes, chunks: response.body)
+        return response
     }
 
     /// The bytes an answer carries and the asset's size: `Content-Range`

@@ -39,6 +39,11 @@ extension RemoteCloudDatabase {
         /// (`api.apple-cloudkit.com`), whose `update` has no such form: an
         /// engine then clears a field by replacing the whole record.
         public var supportsFieldClearing: Bool
+        /// The most bytes of an asset download one request asks for: a
+        /// larger asset comes in ranged requests of this size, each sent once
+        /// the reader has reached the one before, so that a reader slower
+        /// than the network holds at most two of them. 8 MiB by default.
+        public var downloadWindow: Int64 = 8 << 20
 
         /// Creates a configuration.
         ///
