@@ -178,7 +178,8 @@ public struct URLSessionTransport: CloudTransport {
 
     /// Sends `request` with the file as its body, memory-mapped (an asset is
     /// at most 50 MB): `URLSession`'s upload from a file sent a third as
-    /// fast on Linux. Cancelling the calling task cancels the request.
+    /// fast on Linux, where FoundationNetworking copies the body once for
+    /// the request's length. Cancelling the calling task cancels the request.
     public func upload(_ request: CloudHTTPRequest, fromFile file: URL) async throws -> CloudHTTPResponse {
         let urlRequest = Self.urlRequest(for: request)
         let task = TaskBox()
