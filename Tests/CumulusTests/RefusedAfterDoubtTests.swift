@@ -75,4 +75,63 @@ struct RefusedAfterDoubtTests {
         #expect(stored?.modelFields["title"] == .string("Alice's"))
         #expect(stored?.modelFields["body"] == .string("bob's body"))
     }
+
+    /// Bob's title reaches the server but its answer is lost, and alice
+    /// changes the body on top of it before bob hears anything.
+    func bobsTitleInDoubtThenAlicesBody(
+        _ alice: SyncEngine<NoteV1>, _ bob: SyncEngine<NoteV1>, _ handle: InMemoryCloudDatabase
+    ) async throws {
+        var edit = try #require(await bob.model(withIdentifier: "n"))
+        edit.title = "Bob's"
+        try await bob.upload(edit)
+        handle.inject(.networkFailure(afterApplying: true), count: 1, on: [.modifyRecords])
+        await #expect(throws: CloudError.self) { try await bob.sync() }
+        try await alice.sync()
+        var body = try #require(await alice.model(withIdentifier: "n"))
+        #expect(body.title == "Bob's")
+        body.body = "Alice's body"
+        try await alice.upload(body)
+        try await alice.sync()
+    }
+
+    @Test("a write in doubt sent again and refused is still merged against as the device's own")
+    func refusedResendKeepsItsFirstSend() async throws {
+        let (alice, bob, handle) = try await sharedNote()
+        try await bobsTitleInDoubtThenAlicesBody(alice, bob, handle)
+        // The same write sent again, now that bob may only read: refused,
+        // though its first send arrived.
+        try await setBobsPermission(.readOnly, on: alice)
+        try await bob.sync()
+        #expect(await bob.refusedChanges["n"]?.code == .accessDenied)
+
+        try await setBobsPermission(.readWrite, on: alice)
+        try await alice.sync()
+        var newer = try #require(await alice.model(withIdentifier: "n"))
+        newer.title = "Alice's"
+        try await alice.upload(newer)
+        try await alice.sync()
+
+        // Bob's change is his first send itself: merged against it, alice's edits stand.
+        try await bob.sync()
+        let stored = await server.storedRecords(in: zone, of: "alice").first { $0.recordName == "n" }
+        #expect(stored?.modelFields["title"] == .string("Alice's"))
+        #expect(stored?.modelFields["body"] == .string("Alice's body"))
+    }
+
+    @Test("a refused change whose first send may have arrived can be given up: the server's version comes back")
+    func refusedInDoubtCanBeDiscarded() async throws {
+        let (alice, bob, handle) = try await sharedNote()
+        try await bobsTitleInDoubtThenAlicesBody(alice, bob, handle)
+        try await setBobsPermission(.readOnly, on: alice)
+        try await bob.sync()
+        #expect(await bob.refusedChanges["n"]?.code == .accessDenied)
+
+        try await bob.discardChanges(identifiers: ["n"])
+        #expect(await bob.refusedChanges["n"] == nil)
+        #expect(await bob.pendingChangeCount == 0)
+        try await bob.sync()
+        // The first send arrived: it is in the server's version, and now the device's.
+        let note = try #require(await bob.model(withIdentifier: "n"))
+        #expect(note.title == "Bob's" && note.body == "Alice's body")
+    }
 }

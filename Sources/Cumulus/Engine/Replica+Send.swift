@@ -121,8 +121,8 @@ extension Replica {
                 // Still in doubt: sent again after the wait.
                 answers.transient = error
             default:
-                settleRefused(name, generation: change.generation, &answers.effects)
                 refuse(name, error, retryingLater: !Self.isLasting(error), &answers.effects)
+                keepInDoubtAfterRefusal(name, &answers.effects)
             }
         }
     }

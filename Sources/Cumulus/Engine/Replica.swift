@@ -436,10 +436,10 @@ struct Replica<Model: CloudCodable>: Sendable {
     }
 
     /// Journals the writes in doubt of the record, but for the pending
-    /// change, whose own entry counts as in doubt already.
+    /// change, whose own entry counts as in doubt already (unless refused).
     mutating func writeInDoubt(_ name: String, _ effects: inout Effects) {
         var current: SentWrite?
-        if let change = pending[name], !unstamped.contains(name) {
+        if let change = pending[name], !unstamped.contains(name), refused[name] == nil {
             switch change.kind {
             case .save(let record): current = SentWrite(kind: .save(record), generation: change.generation)
             case .delete: current = SentWrite(kind: .delete, generation: change.generation)
@@ -519,22 +519,23 @@ struct Replica<Model: CloudCodable>: Sendable {
         effects.journal.remove(JournalKeys.sentDelete(name))
     }
 
-    /// The server refused the change of generation `generation`: its sends
-    /// did nothing. An earlier write of the record whose answer was lost may
-    /// have arrived and stays in doubt, so that a version grown from it is
-    /// still recognised, and merged against, as this device's own.
-    mutating func settleRefused(_ name: String, generation: Int, _ effects: inout Effects) {
-        guard var writes = inDoubt[name] else { return }
-        writes.removeAll { $0.generation == generation }
-        guard !writes.isEmpty else { return settle(name, &effects) }
-        inDoubt[name] = writes
+    /// The server refused a send of the pending change. That proves only
+    /// that this send did nothing: an earlier send of the same write, or of
+    /// an earlier one, whose answer was lost may have arrived (a participant
+    /// could write then and cannot now). Every write in doubt stays, so that
+    /// a version grown from one is still recognised, and merged against, as
+    /// this device's own; the pending change's own write is journaled with
+    /// them, as a refused change is not put in doubt again on reload.
+    mutating func keepInDoubtAfterRefusal(_ name: String, _ effects: inout Effects) {
+        guard inDoubt[name] != nil else { return }
         writeInDoubt(name, &effects)
     }
 
     /// Whether the pending change itself was sent without an answer (not
-    /// only an earlier write of the record).
+    /// only an earlier write of the record). A refused change is not: its
+    /// last send did nothing, and giving it up settles its earlier sends.
     func pendingIsInDoubt(_ name: String) -> Bool {
-        guard let generation = pending[name]?.generation else { return false }
+        guard refused[name] == nil, let generation = pending[name]?.generation else { return false }
         return inDoubt[name]?.contains { $0.generation == generation } ?? false
     }
 

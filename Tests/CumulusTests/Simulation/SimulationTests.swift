@@ -47,6 +47,17 @@ struct SimulationTests {
         await runMixedVersions(options)
     }
 
+    /// Histories the long mode found broken, run in every test run: 1693
+    /// lost a participant's edit when a write whose answer was lost was sent
+    /// again and refused (the participant could only read by then).
+    @Test("histories of owners and participants the long mode once broke keep every field")
+    func regressionHistoriesWithShares() async {
+        var options = SimulationOptions(seeds: [1693], operations: 150)
+        options.versions = true
+        options.sharing = true
+        await runMixedVersions(options)
+    }
+
     @Test("histories without faults, restarts, user switches or stale copies keep every invariant")
     func simpleHistories() async {
         var options = SimulationOptions(seeds: Array(1...10), operations: 150)
