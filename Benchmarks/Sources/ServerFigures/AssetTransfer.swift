@@ -3,6 +3,16 @@ import CumulusServer
 import Foundation
 import Logging
 
+#if canImport(Glibc)
+    /// glibc's `malloc_trim`, which the Glibc module does not export (`malloc.h`).
+    @_silgen_name("malloc_trim")
+    private func releaseFreedMemory(_ pad: Int) -> Int32
+#endif
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Uploads and downloads of 1, 10 and 50 MB assets over HTTP to the server
 /// on SQLite, through `RemoteCloudDatabase` and through `curl` sending the
 /// same bytes to the same URLs (the floor), with the server's resident
@@ -28,10 +38,17 @@ enum AssetTransfer {
         /// The download and the slow read as one request (no download window): the client before windows.
         var oneRequestDownload: Double
         var oneRequestSlowReadGrowthKiB: Int
+        /// The same download by `URLSession` alone (`data(from:)`): FoundationNetworking's own pace.
+        var urlSessionDownload: Double
     }
 
-    /// Starts the count of this process's peak resident size (`VmHWM`) afresh.
+    /// Starts the count of this process's peak resident size (`VmHWM`)
+    /// afresh, after handing freed memory back to the system: memory malloc
+    /// kept from an earlier transfer would hide a later one's.
     static func resetPeak() {
+        #if canImport(Glibc)
+            _ = releaseFreedMemory(0)
+        #endif
         try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
     }
 
@@ -63,6 +80,7 @@ enum AssetTransfer {
         var slowGrowth = 0
         var oneRequestDownloads: [Double] = []
         var oneRequestSlowGrowth = 0
+        var urlSessionDownloads: [Double] = []
         var whole = database.configuration
         whole.downloadWindow = .max
         let oneRequest = RemoteCloudDatabase(
@@ -77,18 +95,20 @@ enum AssetTransfer {
             let clock = ContinuousClock()
             resetPeak()
             let beforeUpload = MemoryStatus.read()
-            var begin = clock.now
+            let begin = clock.now
             let asset = try await database.uploadAsset(contentsOf: file, to: targets[0])
             clientUploads.append((clock.now - begin).seconds)
             uploadGrowth = max(uploadGrowth, growth(since: beforeUpload))
             guard asset.size == Int64(size) else {
                 throw CloudError(.internalError, reason: "the upload stored \(asset.size ?? -1) bytes of \(size)")
             }
-            begin = clock.now
-            try curl(
-                ["-H", "Expect:", "-H", "Content-Type: application/octet-stream", "--data-binary", "@\(file.path)"],
-                url: server.url(targets[1].url))
-            curlUploads.append((clock.now - begin).seconds)
+            curlUploads.append(
+                try curl(
+                    [
+                        "-H", "Expect:", "-H", "Content-Type: application/octet-stream", "--data-binary",
+                        "@\(file.path)",
+                    ],
+                    url: server.url(targets[1].url)))
 
             let record = Record(
                 recordType: "Photo", recordName: name, zoneID: .defaultZone, fields: ["image": .asset(asset)])
@@ -99,9 +119,9 @@ enum AssetTransfer {
             }
             clientDownloads.append(try await timedDownload(stored, from: database, size: size))
             oneRequestDownloads.append(try await timedDownload(stored, from: oneRequest, size: size))
-            begin = clock.now
-            try curl([], url: server.url(url.replacingOccurrences(of: "${f}", with: "photo.bin")))
-            curlDownloads.append((clock.now - begin).seconds)
+            urlSessionDownloads.append(
+                try await urlSessionDownload(server.url(url.replacingOccurrences(of: "${f}", with: "photo.bin")), size))
+            curlDownloads.append(try curl([], url: server.url(url.replacingOccurrences(of: "${f}", with: "photo.bin"))))
 
             slowGrowth = max(slowGrowth, try await slowReadGrowth(stored, from: database))
             oneRequestSlowGrowth = max(oneRequestSlowGrowth, try await slowReadGrowth(stored, from: oneRequest))
@@ -111,7 +131,20 @@ enum AssetTransfer {
             clientDownload: median(clientDownloads), curlDownload: median(curlDownloads),
             serverStartKiB: started.rss, serverPeakKiB: server.memory().peak, clientUploadGrowthKiB: uploadGrowth,
             slowReadGrowthKiB: slowGrowth, oneRequestDownload: median(oneRequestDownloads),
-            oneRequestSlowReadGrowthKiB: oneRequestSlowGrowth)
+            oneRequestSlowReadGrowthKiB: oneRequestSlowGrowth, urlSessionDownload: median(urlSessionDownloads))
+    }
+
+    /// Seconds for an ephemeral `URLSession` to read `address` whole into memory.
+    static func urlSessionDownload(_ address: String, _ size: Int) async throws -> Double {
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        let clock = ContinuousClock()
+        let begin = clock.now
+        let (data, _) = try await session.data(from: URL(string: address)!)
+        guard data.count == size else {
+            throw CloudError(.internalError, reason: "URLSession read \(data.count) bytes of \(size)")
+        }
+        return (clock.now - begin).seconds
     }
 
     /// Seconds to read the whole asset from `database`.
@@ -143,19 +176,24 @@ enum AssetTransfer {
     }
 
     /// Runs `curl` on `url`, the body thrown away; throws unless it answers 200.
-    static func curl(_ arguments: [String], url: String) throws {
+    /// Runs `curl` and returns the transfer's seconds as curl itself
+    /// measures them (`time_total`): its process start is not the server's.
+    static func curl(_ arguments: [String], url: String) throws -> Double {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}"] + arguments + [url]
+        process.arguments = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{time_total}"] + arguments + [url]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let status = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0, status == "200" else {
-            throw CloudError(.internalError, reason: "curl \(url) answered \(status) (\(process.terminationStatus))")
+        let answer = String(decoding: data, as: UTF8.self).split(separator: " ")
+        guard process.terminationStatus == 0, answer.count == 2, answer[0] == "200", let seconds = Double(answer[1])
+        else {
+            throw CloudError(
+                .internalError, reason: "curl \(url) answered \(answer) (\(process.terminationStatus))")
         }
+        return seconds
     }
 
     static func median(_ values: [Double]) -> Double {

@@ -439,14 +439,14 @@ struct ServerFigures {
                 rate(figures.curlDownload), megabytes(figures.serverStartKiB * 1024),
                 megabytes(figures.serverPeakKiB * 1024), megabytes(figures.clientUploadGrowthKiB * 1024),
                 megabytes(figures.slowReadGrowthKiB * 1024), rate(figures.oneRequestDownload),
-                megabytes(figures.oneRequestSlowReadGrowthKiB * 1024),
+                megabytes(figures.oneRequestSlowReadGrowthKiB * 1024), rate(figures.urlSessionDownload),
             ])
         }
         printTable(
             [
                 "asset", "upload", "floor: curl upload", "download", "floor: curl download", "server RSS at start",
                 "server peak RSS", "client growth: upload", "client growth: slow read",
-                "before: download in one request", "before: slow read growth",
+                "before: download in one request", "before: slow read growth", "URLSession alone: download",
             ], rows)
     }
 
