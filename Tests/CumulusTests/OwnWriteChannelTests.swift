@@ -66,6 +66,34 @@ struct OwnWriteChannelTests {
         #expect(try await poll(token, cursor).notifications.contains(.zoneChanged(notes, subscriptionID: "Notes")))
     }
 
+    @Test("an own write that changed more than it named (a DELETE_SELF cascade) is heard")
+    func cascadeIsHeard() async throws {
+        let (token, cursor) = try await channel(for: alice, zones: [notes])
+        try await write("parent", as: alice)
+        let child = Record(
+            recordType: "Note", recordName: "child", zoneID: notes,
+            fields: ["parent": .reference(Reference(recordName: "parent", action: .deleteSelf))])
+        _ = try await service.perform(
+            .modifyRecords(operations: [RecordOperation(.create, child)], zoneID: notes, atomic: false), as: alice)
+        let heard = try await poll(token, cursor)
+        let parent = Record(recordType: "Note", recordName: "parent", zoneID: notes)
+        _ = try await service.answer(
+            .modifyRecords(operations: [RecordOperation(.forceDelete, parent)], zoneID: notes, atomic: false),
+            as: alice, channel: token)
+        #expect(try await poll(token, heard.cursor).notifications.contains(.databaseChanged))
+        // The same delete without a cascade is left out.
+        try await write("alone", as: alice)
+        let quiet = try await poll(token, try await poll(token, heard.cursor).cursor)
+        _ = try await service.answer(
+            .modifyRecords(
+                operations: [
+                    RecordOperation(.forceDelete, Record(recordType: "Note", recordName: "alone", zoneID: notes))
+                ],
+                zoneID: notes, atomic: false),
+            as: alice, channel: token)
+        #expect(try await poll(token, quiet.cursor).notifications.isEmpty)
+    }
+
     @Test("another device's own write is left out of its channel only")
     func otherChannelStillHears() async throws {
         let (mine, cursor) = try await channel(for: alice, zones: [notes])

@@ -140,7 +140,7 @@ struct RecordModification: Sendable {
         guard !applier.pending.isEmpty else {
             return ModifyOutcome(results: results)
         }
-        let origin = try await writingChannel(access, transaction)
+        let origin = try await writingChannel(access, applier, transaction)
         try await applier.commit(in: &database, at: ServerTime.milliseconds(now), origin: origin)
         let subscriptions = try await transaction.subscriptions(inDatabase: database.id, user: nil)
         let queryNotifications = try await logQueryNotifications(
@@ -161,7 +161,15 @@ struct RecordModification: Sendable {
     /// The hash of the channel the request named, if it is the caller's own
     /// channel on the database the write changes: a channel of another
     /// user or database (or none) leaves the write heard by every poll.
-    func writingChannel(_ access: ZoneAccess, _ transaction: any StorageTransaction) async throws -> String? {
+    ///
+    /// A write that changed records beyond those its operations name (a
+    /// cascade of `DELETE_SELF`, a share's records moved) has no origin:
+    /// its answer does not tell the writer everything it changed.
+    func writingChannel(_ access: ZoneAccess, _ applier: Applier, _ transaction: any StorageTransaction)
+        async throws -> String?
+    {
+        let named = Set(operations.map { ExactName($0.record.recordName) })
+        guard applier.pending.keys.allSatisfy(named.contains) else { return nil }
         guard let hash = context.channelHash, access.key == context.key,
             let channel = try await transaction.channel(tokenHash: hash),
             channel.key == context.key, channel.user.isExactly(context.subscriber)
