@@ -94,7 +94,7 @@ struct IdentitySchemaTests {
             let check = try await SQLiteConnection.open(storage: .file(path: path))
             let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
             try await check.close()
-            #expect(version == 12)
+            #expect(version == 13)
         }
     }
 
@@ -131,7 +131,7 @@ struct IdentitySchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == Array(1...12))
+            #expect(versions == Array(1...13))
         }
     }
 

@@ -110,7 +110,7 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == Array(1...12))
+            #expect(versions == Array(1...13))
         }
     }
 
@@ -283,7 +283,7 @@ struct PostgresSchemaTests {
                     versions.append(version)
                 }
             }
-            #expect(versions == Array(1...12))
+            #expect(versions == Array(1...13))
         }
     }
 

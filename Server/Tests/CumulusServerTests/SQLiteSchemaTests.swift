@@ -118,7 +118,7 @@ struct SQLiteSchemaTests {
             let check = try await SQLiteConnection.open(storage: .file(path: path))
             defer { Task { try? await check.close() } }
             let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 12)
+            #expect(version == 13)
             let tables = try await check.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
                 $0.column("name")?.string
             }
@@ -372,11 +372,11 @@ struct SQLiteSchemaTests {
             let check = try await SQLiteConnection.open(storage: .file(path: path))
             let version = try await check.query("PRAGMA user_version").first?.column("user_version")?.integer
             try await check.close()
-            #expect(version == 12)
+            #expect(version == 13)
         }
     }
 
-    @Test("a fresh file is created at version twelve with user_name columns; a file of a later version is refused")
+    @Test("a fresh file is created at version thirteen with user_name columns; a file of a later version is refused")
     func freshFile() async throws {
         try await Self.withFile { path in
             let storage = try await SQLiteStorage(path: path, logger: quietLogger)
@@ -386,19 +386,19 @@ struct SQLiteSchemaTests {
             try await storage.close()
             let connection = try await SQLiteConnection.open(storage: .file(path: path))
             let version = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer
-            #expect(version == 12)
+            #expect(version == 13)
             let columns = try await connection.query("PRAGMA table_info(quotas)").compactMap {
                 $0.column("name")?.string
             }
             #expect(columns.contains("user_name"), "\(columns)")
-            _ = try await connection.query("PRAGMA user_version = 13")
+            _ = try await connection.query("PRAGMA user_version = 14")
             try await connection.close()
             do {
                 let storage = try await SQLiteStorage(path: path, logger: quietLogger)
                 try await storage.close()
                 Issue.record("a file of a later version was opened")
             } catch let error as CloudError {
-                #expect(error.code == .internalError && error.reason.contains("12"))
+                #expect(error.code == .internalError && error.reason.contains("13"))
             }
         }
     }

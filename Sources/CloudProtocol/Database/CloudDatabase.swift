@@ -118,6 +118,20 @@ public protocol CloudDatabase: Sendable {
     /// reader stops reading.
     func notifications() -> AsyncStream<CloudNotification>
 
+    /// A stream of ``notifications()`` read by `listener`, which writes with
+    /// ``modifyRecords(_:zoneID:atomic:for:)``: where the database can, the
+    /// zone changes only those writes made are not notified to it. By
+    /// default, ``notifications()``.
+    func notifications(for listener: NotificationListener) -> AsyncStream<CloudNotification>
+
+    /// `records/modify` as ``modifyRecords(_:zoneID:atomic:)``, made by the
+    /// reader of a stream of ``notifications(for:)``. By default, the same
+    /// request naming no one: the stream hears the write.
+    func modifyRecords(
+        _ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, for listener: NotificationListener
+    )
+        async throws -> [RecordResult]
+
     /// Waits until every stream of ``notifications()`` opened so far
     /// listens, and returns whether any had to be waited for: a change made
     /// while it opened may have gone unnotified, so a caller that must not
@@ -151,6 +165,18 @@ public protocol CloudDatabase: Sendable {
 }
 
 extension CloudDatabase {
+    /// ``notifications()``: this database notifies every write.
+    public func notifications(for listener: NotificationListener) -> AsyncStream<CloudNotification> {
+        notifications()
+    }
+
+    /// ``modifyRecords(_:zoneID:atomic:)``: the listener's stream hears the write.
+    public func modifyRecords(
+        _ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, for listener: NotificationListener
+    ) async throws -> [RecordResult] {
+        try await modifyRecords(operations, zoneID: zoneID, atomic: atomic)
+    }
+
     /// Throws ``CloudError/Code/unsupported``: a database without assets.
     public func requestAssetUploads(_ requests: [AssetUploadRequest], zoneID: ZoneID) async throws
         -> [AssetUploadTarget]

@@ -81,3 +81,13 @@ public enum CloudRequest: Sendable, Hashable {
         }
     }
 }
+
+extension CloudRequest {
+    /// The header in which a `records/modify` names the token of the
+    /// notification channel its writer listens on (a Cumulus addition):
+    /// that channel's polls then leave out the zone changes only its own
+    /// writes made, since the writer has their answer already. A server
+    /// that does not know the header, or a channel of another user or
+    /// database, notifies as without it.
+    public static let writingChannelHeader = "X-Cumulus-Channel"
+}

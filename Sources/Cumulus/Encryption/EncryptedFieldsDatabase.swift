@@ -58,13 +58,25 @@ public struct EncryptedFieldsDatabase: CloudDatabase {
     public func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws
         -> [RecordResult]
     {
-        let sealed = try operations.map { operation in
+        try await base.modifyRecords(try sealed(operations), zoneID: zoneID, atomic: atomic).map(opened)
+    }
+
+    /// Seals the saves' encrypted fields, and opens the records answered;
+    /// the listener is passed to ``base``.
+    public func modifyRecords(
+        _ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, for listener: NotificationListener
+    ) async throws -> [RecordResult] {
+        try await base.modifyRecords(try sealed(operations), zoneID: zoneID, atomic: atomic, for: listener)
+            .map(opened)
+    }
+
+    private func sealed(_ operations: [RecordOperation]) throws -> [RecordOperation] {
+        try operations.map { operation in
             guard !operation.type.isDelete else { return operation }
             var sealed = operation
             sealed.record = try fields.seal(operation.record)
             return sealed
         }
-        return try await base.modifyRecords(sealed, zoneID: zoneID, atomic: atomic).map(opened)
     }
 
     /// The records, opened.
@@ -182,6 +194,11 @@ public struct EncryptedFieldsDatabase: CloudDatabase {
 
     /// Passed to ``base``.
     public func notifications() -> AsyncStream<CloudNotification> { base.notifications() }
+
+    /// Passed to ``base``.
+    public func notifications(for listener: NotificationListener) -> AsyncStream<CloudNotification> {
+        base.notifications(for: listener)
+    }
 
     /// Passed to ``base``.
     public func notificationChannelsOpened() async -> Bool { await base.notificationChannelsOpened() }

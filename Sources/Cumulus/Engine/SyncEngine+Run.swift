@@ -349,7 +349,8 @@ extension SyncEngine {
             case .send(let operations):
                 event = .sent(
                     try await attempt {
-                        try await self.checkedDatabase.modifyRecords(operations, zoneID: self.zoneID, atomic: false)
+                        try await self.checkedDatabase.modifyRecords(
+                            operations, zoneID: self.zoneID, atomic: false, for: self.notificationListener)
                     })
             case .lookUp(let name):
                 event = .lookedUp(
@@ -532,7 +533,7 @@ extension SyncEngine {
     }
 
     func startAutomaticSync() {
-        let notifications = database.notifications()
+        let notifications = database.notifications(for: notificationListener)
         let watcher = Task { [weak self] in
             for await notification in notifications {
                 guard let self else { return }

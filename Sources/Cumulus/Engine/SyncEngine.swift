@@ -66,6 +66,9 @@ public actor SyncEngine<Model: CloudCodable> {
     /// The next page of a fetch, asked for while the last one is applied.
     var pageAhead: (request: ZoneChangesRequest, answer: Task<PageAnswer, any Error>)?
     var backgroundTasks: [Task<Void, Never>] = []
+    /// Reads the engine's notification stream and names it on the engine's
+    /// uploads: the server does not notify the engine of its own writes.
+    let notificationListener = NotificationListener()
     /// Wakes an automatic engine when a refused change's retry is due.
     var refusalRetryTimer: Task<Void, Never>?
     /// The sleep of the run's retry wait, which a sign that the server is

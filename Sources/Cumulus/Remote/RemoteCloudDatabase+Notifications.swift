@@ -30,6 +30,13 @@ extension RemoteCloudDatabase {
         channels.open()
     }
 
+    /// A stream of ``notifications()`` whose channel the listener's writes
+    /// (``modifyRecords(_:zoneID:atomic:for:)``) name: the server leaves
+    /// what only they changed out of it. A listener reads one stream.
+    public func notifications(for listener: NotificationListener) -> AsyncStream<CloudNotification> {
+        channels.open(listener: listener)
+    }
+
     /// Returns once every notification stream opened so far has its channel
     /// on the server (or has ended): from then on each of them hears every
     /// change, including the device's own next write. Returns whether any
@@ -83,6 +90,8 @@ final class NotificationChannels: @unchecked Sendable {
         var backoffs: [UInt64: Wake] = [:]
         var openWaiters: [CheckedContinuation<Bool, Never>] = []
         var closed = false
+        /// The token of each listener's stream's channel, once it has one.
+        var listenerTokens: [NotificationListener: String] = [:]
     }
 
     /// One open stream: its continuation, and the task that feeds it under
@@ -91,6 +100,8 @@ final class NotificationChannels: @unchecked Sendable {
         var continuation: AsyncStream<CloudNotification>.Continuation
         var task: Task<Void, Never>?
         var generation: UInt64
+        /// Who reads it, when its reader's writes name its channel.
+        var listener: NotificationListener? = nil
     }
 
     init(session: RemoteSession, credentials: RemoteCloudDatabase.Credentials) {
@@ -136,6 +147,7 @@ final class NotificationChannels: @unchecked Sendable {
     /// the lock is released.
     func accountChanged(_ state: inout State) -> [Task<Void, Never>] {
         state.generation += 1
+        state.listenerTokens.removeAll()
         guard !state.closed else { return [] }
         var stopped: [Task<Void, Never>] = []
         for id in state.streams.keys.sorted() {
@@ -152,14 +164,14 @@ final class NotificationChannels: @unchecked Sendable {
     }
 
     /// A new stream with its channel.
-    func open() -> AsyncStream<CloudNotification> {
+    func open(listener: NotificationListener? = nil) -> AsyncStream<CloudNotification> {
         let (stream, continuation) = AsyncStream.makeStream(of: CloudNotification.self)
         let id: UInt64? = withLock { state in
             guard !state.closed else { return nil }
             let id = state.nextStreamID
             state.nextStreamID += 1
             let task = startTask(streamID: id, generation: 0, state: &state)
-            state.streams[id] = Stream(continuation: continuation, task: task, generation: 0)
+            state.streams[id] = Stream(continuation: continuation, task: task, generation: 0, listener: listener)
             state.opening.insert(id)
             return id
         }
@@ -173,9 +185,30 @@ final class NotificationChannels: @unchecked Sendable {
 
     /// Forgets a stream whose reader stopped, and stops its channel.
     private func close(streamID: UInt64) {
-        let task = withLock { $0.streams.removeValue(forKey: streamID)?.task }
+        let task = withLock { state in
+            let stream = state.streams.removeValue(forKey: streamID)
+            if let listener = stream?.listener { state.listenerTokens[listener] = nil }
+            return stream?.task
+        }
         task?.cancel()
         opened(streamID: streamID)
+    }
+
+    /// Keeps the token of a stream's channel for its listener's writes.
+    /// A token the server no longer knows, or of an account that changed,
+    /// is one it ignores: at worst the listener hears its own write.
+    func channelOpened(streamID: UInt64, generation: UInt64, token: String) {
+        withLock { state in
+            guard let stream = state.streams[streamID], stream.generation == generation,
+                let listener = stream.listener
+            else { return }
+            state.listenerTokens[listener] = token
+        }
+    }
+
+    /// The token of the channel of `listener`'s stream, if it has one.
+    func token(of listener: NotificationListener) -> String? {
+        withLock { $0.listenerTokens[listener] }
     }
 
     /// Notes that a stream's channel has its token (or that the stream ended).
@@ -482,6 +515,7 @@ struct NotificationChannel {
             token = created
             self.token = created
             cursor = nil
+            channels.channelOpened(streamID: streamID, generation: generation, token: created.apnsToken)
             channels.opened(streamID: streamID)
             // A channel created anew may have missed notifications: say so once.
             if lostToken {

@@ -12,9 +12,13 @@ struct RemoteSession: Sendable {
     let transport: any CloudTransport
 
     /// Sends `request` with `authorization` and reads the answer.
-    func perform(_ request: CloudRequest, authorization: RequestAuthorization) async throws -> CloudResponse {
+    /// `headers` go along too (``CloudRequest/writingChannelHeader``, say).
+    func perform(
+        _ request: CloudRequest, authorization: RequestAuthorization, headers: [String: String] = [:]
+    ) async throws -> CloudResponse {
         let operation = request.operation
-        let http = try httpRequest(for: operation, body: try request.encodedBody(), authorization: authorization)
+        var http = try httpRequest(for: operation, body: try request.encodedBody(), authorization: authorization)
+        http.headers.merge(headers) { current, _ in current }
         let response = try await send(http)
         guard (200..<300).contains(response.status) else { throw Self.error(for: response, now: now()) }
         return try CloudResponse.decode(operation, body: response.body)

@@ -87,18 +87,18 @@ public final class RemoteCloudDatabase: CloudDatabase {
 
     /// Sends `request` with the credentials of the moment; a bound view
     /// first checks that they are still those of its account check.
-    private func perform(_ request: CloudRequest) async throws -> CloudResponse {
-        try await send(request, as: boundGeneration).response
+    private func perform(_ request: CloudRequest, headers: [String: String] = [:]) async throws -> CloudResponse {
+        try await send(request, as: boundGeneration, headers: headers).response
     }
 
     /// Sends `request` as the account of `generation` (any for `nil`), and
     /// answers the generation of the credentials it was sent with.
-    private func send(_ request: CloudRequest, as generation: UInt64?) async throws
+    private func send(_ request: CloudRequest, as generation: UInt64?, headers: [String: String] = [:]) async throws
         -> (response: CloudResponse, generation: UInt64)
     {
         let session = session
         let (response, authorization) = try await channels.send(as: generation, now: session.now) { authorization in
-            try await session.perform(request, authorization: authorization)
+            try await session.perform(request, authorization: authorization, headers: headers)
         }
         channels.requestSucceeded()
         return (response, authorization.generation)
@@ -131,6 +131,20 @@ public final class RemoteCloudDatabase: CloudDatabase {
     {
         let request = CloudRequest.modifyRecords(operations: operations, zoneID: zoneID, atomic: atomic)
         guard case .records(let results) = try await perform(request) else { throw unexpected(request) }
+        return try counted(results, expected: operations.count, request)
+    }
+
+    /// `records/modify` for the reader of a stream of
+    /// ``notifications(for:)``: the request names that stream's channel
+    /// (once it has one), whose polls then leave out what only it wrote.
+    public func modifyRecords(
+        _ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, for listener: NotificationListener
+    ) async throws -> [RecordResult] {
+        let request = CloudRequest.modifyRecords(operations: operations, zoneID: zoneID, atomic: atomic)
+        let headers = channels.token(of: listener).map { [CloudRequest.writingChannelHeader: $0] } ?? [:]
+        guard case .records(let results) = try await perform(request, headers: headers) else {
+            throw unexpected(request)
+        }
         return try counted(results, expected: operations.count, request)
     }
 

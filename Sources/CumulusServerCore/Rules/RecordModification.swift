@@ -140,7 +140,8 @@ struct RecordModification: Sendable {
         guard !applier.pending.isEmpty else {
             return ModifyOutcome(results: results)
         }
-        try await applier.commit(in: &database, at: ServerTime.milliseconds(now))
+        let origin = try await writingChannel(access, applier, transaction)
+        try await applier.commit(in: &database, at: ServerTime.milliseconds(now), origin: origin)
         let subscriptions = try await transaction.subscriptions(inDatabase: database.id, user: nil)
         let queryNotifications = try await logQueryNotifications(
             of: applier, in: database, key: access.key, subscriptions: subscriptions, transaction)
@@ -155,6 +156,25 @@ struct RecordModification: Sendable {
             results: results, changedZone: zoneName, subscriptions: subscriptions,
             queryNotifications: queryNotifications, newFieldTypes: types, key: access.key,
             sharedDatabases: sharedDatabases)
+    }
+
+    /// The hash of the channel the request named, if it is the caller's own
+    /// channel on the database the write changes: a channel of another
+    /// user or database (or none) leaves the write heard by every poll.
+    ///
+    /// A write that changed records beyond those its operations name (a
+    /// cascade of `DELETE_SELF`, a share's records moved) has no origin:
+    /// its answer does not tell the writer everything it changed.
+    func writingChannel(_ access: ZoneAccess, _ applier: Applier, _ transaction: any StorageTransaction)
+        async throws -> String?
+    {
+        let named = Set(operations.map { ExactName($0.record.recordName) })
+        guard applier.pending.keys.allSatisfy(named.contains) else { return nil }
+        guard let hash = context.channelHash, access.key == context.key,
+            let channel = try await transaction.channel(tokenHash: hash),
+            channel.key == context.key, channel.user.isExactly(context.subscriber)
+        else { return nil }
+        return hash
     }
 
     /// Keeps what the committed changes fire of the database's query
@@ -430,7 +450,7 @@ struct Applier {
     /// Writes the rows, the zone, and the zone's change in its database's
     /// history, and marks the assets the records took up as held and those
     /// they let go of as unheld since `time`.
-    func commit(in database: inout StoredDatabase, at time: Int64) async throws {
+    func commit(in database: inout StoredDatabase, at time: Int64, origin: String? = nil) async throws {
         var held = Set<ExactName>()
         var released = Set<ExactName>()
         for (name, row) in pending {
@@ -445,7 +465,8 @@ struct Applier {
         try await transaction.updateZone(zone)
         database.serial += 1
         try await transaction.logZoneChanges(
-            [ZoneLogEntry(zoneName: zone.name, serial: database.serial, deleted: false)], inDatabase: database.id)
+            [ZoneLogEntry(zoneName: zone.name, serial: database.serial, deleted: false, origin: origin)],
+            inDatabase: database.id)
         try await transaction.updateDatabase(database)
     }
 

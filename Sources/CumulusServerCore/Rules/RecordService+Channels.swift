@@ -109,11 +109,14 @@ extension RecordService {
             }
             let (entries, subscriptions, queryNotifications) = try await changedZones(of: channel, after: start)
             if let last = entries.last {
+                // The zones only this channel's reader wrote since the cursor: it knows them already.
+                let heard = entries.filter { !$0.isOnlyWrite(ofChannel: channel.tokenHash, after: start) }
                 start = last.serial
                 let notice = ChangeNotice(
-                    key: channel.key, changedZones: entries.map(\.zoneName), subscriptions: subscriptions,
+                    key: channel.key, changedZones: heard.map(\.zoneName), subscriptions: subscriptions,
                     queryNotifications: queryNotifications)
-                let notifications = notice.notifications(for: channel.user)
+                let notifications =
+                    heard.isEmpty && queryNotifications.isEmpty ? [] : notice.notifications(for: channel.user)
                 if !notifications.isEmpty {
                     try await touchIfStale(channel, since: now)
                     return NotificationBatch(notifications: notifications, cursor: "n\(start)")

@@ -128,12 +128,18 @@ public final class RecordService: Sendable {
     /// JSON (``ServiceAnswer/encodedBody()``) writes the stored records of a
     /// page of changes without decoding them.
     ///
-    /// - Parameter credential: The credential the request carries, in the
-    ///   host's terms, which a channel that `tokens/create` opens keeps
-    ///   (see ``openChannel(for:credential:)``).
-    public func answer(_ request: CloudRequest, as caller: Caller, credential: String? = nil) async throws
-        -> ServiceAnswer
-    {
+    /// - Parameters:
+    ///   - credential: The credential the request carries, in the host's
+    ///     terms, which a channel that `tokens/create` opens keeps (see
+    ///     ``openChannel(for:credential:)``).
+    ///   - channel: The token of the notification channel whose reader
+    ///     makes this request (a Cumulus addition, the header
+    ///     ``CloudRequest/writingChannelHeader``): that channel's polls
+    ///     leave out the zone changes only this `records/modify` made.
+    ///     Ignored unless it is the caller's own channel on this database.
+    public func answer(
+        _ request: CloudRequest, as caller: Caller, credential: String? = nil, channel: String? = nil
+    ) async throws -> ServiceAnswer {
         try NameRules.check(caller)
         try NameRules.check(request)
         switch request {
@@ -152,7 +158,11 @@ public final class RecordService: Sendable {
         default:
             break
         }
-        let context = try RequestContext(caller, request: request)
+        var context = try RequestContext(caller, request: request)
+        // A token is 64 characters: a longer value names no channel and is not worth hashing.
+        if case .modifyRecords = request, let channel, channel.utf8.count <= 128 {
+            context.channelHash = ServerSecrets.sha256Hex(channel)
+        }
         try await ensureDatabase(context.key)
         let answer = try await presentingAssets(try await answer(request, context: context))
         return try await presentingNames(answer, viewer: caller.user, container: caller.container)
@@ -376,6 +386,9 @@ struct RequestContext: Sendable {
     var user: String?
     /// Whether a server-to-server key signed the request.
     var isServerKey: Bool
+    /// The hash of the notification channel the request says its writer
+    /// listens on, unchecked (see ``RecordModification/writingChannel(_:_:)``).
+    var channelHash: String?
 
     init(_ caller: Caller, request: CloudRequest) throws {
         if caller.isAnonymous {

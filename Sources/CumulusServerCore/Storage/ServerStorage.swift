@@ -196,13 +196,46 @@ public struct ZoneLogEntry: Sendable, Hashable {
     /// Whether the change deleted the zone (or, in a shared database, took
     /// it out of the database).
     public var deleted: Bool
+    /// The hash of the notification channel whose reader made the change
+    /// (a write that named its channel), or `nil`: that channel's polls may
+    /// leave the entry out, since its reader knows its own write.
+    public var origin: String?
+    /// The database serial from which ``origin`` has been the zone's only
+    /// writer: a poll from a cursor at or after it missed no other writer's
+    /// change of the zone. The storage keeps it when it logs an entry with
+    /// an origin: the previous entry's when that had the same origin, else
+    /// the previous entry's serial, else (no previous entry) the serial
+    /// before the entry's. It is 0 in an entry without an origin.
+    public var originSince: Int64
 
     /// Creates an entry.
-    public init(zoneName: String, ownerRecordName: String = "", serial: Int64, deleted: Bool) {
+    public init(
+        zoneName: String, ownerRecordName: String = "", serial: Int64, deleted: Bool, origin: String? = nil,
+        originSince: Int64 = 0
+    ) {
         self.zoneName = zoneName
         self.ownerRecordName = ownerRecordName
         self.serial = serial
         self.deleted = deleted
+        self.origin = origin
+        self.originSince = originSince
+    }
+
+    /// The ``originSince`` of `entry` logged over `previous`, the zone's
+    /// entry before it (`nil`: none), by the rule the stores keep in SQL.
+    public static func originSince(of entry: ZoneLogEntry, after previous: ZoneLogEntry?) -> Int64 {
+        guard let origin = entry.origin else { return 0 }
+        guard let previous else { return entry.serial - 1 }
+        if let before = previous.origin, before.isExactly(origin) { return previous.originSince }
+        return previous.serial
+    }
+
+    /// Whether a poll of the channel `tokenHash` from `cursor` may leave the
+    /// entry out: every change of its zone after `cursor` was the channel's
+    /// own write.
+    public func isOnlyWrite(ofChannel tokenHash: String, after cursor: Int64) -> Bool {
+        guard let origin, origin.isExactly(tokenHash) else { return false }
+        return originSince <= cursor && !deleted
     }
 }
 
@@ -416,7 +449,9 @@ public protocol StorageTransaction: AssetTransaction, CredentialTransaction {
     func updateZone(_ zone: StoredZone) async throws
     /// Deletes a zone with its records, tombstones and shares.
     func deleteZone(_ zone: StoredZone) async throws
-    /// Records the latest change of each zone in the database's history.
+    /// Records the latest change of each zone in the database's history,
+    /// keeping each entry's ``ZoneLogEntry/originSince`` by its rule (the
+    /// entry's own value is not read).
     func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws
     /// The zone changes with a serial above `serial`, oldest first, at most `limit`.
     func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry]

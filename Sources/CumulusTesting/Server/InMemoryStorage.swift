@@ -261,8 +261,10 @@ private final class MemoryTransaction: StorageTransaction, @unchecked Sendable {
     func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws {
         change { state in
             let old = state.zoneLogs[database]
-            for entry in entries {
+            for var entry in entries {
                 let key = ZoneLogKey(owner: ExactName(entry.ownerRecordName), zoneName: ExactName(entry.zoneName))
+                entry.originSince = ZoneLogEntry.originSince(
+                    of: entry, after: state.zoneLogs[database]?[key])
                 state.zoneLogs[database, default: [:]][key] = entry
             }
             return { $0.zoneLogs[database] = old }

@@ -126,6 +126,14 @@ public final class CloudService: CloudServing {
         try await rules.answer(request, as: caller, credential: credential?.stored)
     }
 
+    /// ``answer(_:as:credential:)`` for a request that names its writer's
+    /// channel (see ``RecordService/answer(_:as:credential:channel:)``).
+    public func answer(
+        _ request: CloudRequest, as caller: Caller, credential: ChannelCredential?, channel: String?
+    ) async throws -> ServiceAnswer {
+        try await rules.answer(request, as: caller, credential: credential?.stored, channel: channel)
+    }
+
     // MARK: Assets
 
     /// Stores the bytes POSTed to an upload URL and answers the asset to save.

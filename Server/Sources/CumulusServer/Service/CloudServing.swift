@@ -20,6 +20,11 @@ public protocol CloudServing: Sendable {
     func answer(_ request: CloudRequest, as caller: Caller, credential: ChannelCredential?) async throws
         -> ServiceAnswer
 
+    /// ``answer(_:as:credential:)`` for a request that names the
+    /// notification channel of its writer (``CloudRequest/writingChannelHeader``).
+    func answer(_ request: CloudRequest, as caller: Caller, credential: ChannelCredential?, channel: String?)
+        async throws -> ServiceAnswer
+
     /// The types the container's schema gives fields, for decoding fields
     /// sent without `type`.
     func fieldTypes(container: String, environment: CloudEnvironment) async throws -> FieldTypeLookup
@@ -140,6 +145,14 @@ extension CloudServing {
         -> ServiceAnswer
     {
         ServiceAnswer(try await perform(request, as: caller))
+    }
+
+    /// ``answer(_:as:credential:)``: a service that leaves no write out of
+    /// any channel's polls.
+    public func answer(
+        _ request: CloudRequest, as caller: Caller, credential: ChannelCredential?, channel: String?
+    ) async throws -> ServiceAnswer {
+        try await answer(request, as: caller, credential: credential)
     }
 
     /// ``answer(_:as:credential:)`` for a request whose credential a

@@ -8,7 +8,7 @@ import PostgresNIO
 /// databases.
 enum PostgresSchema {
     /// The version this server writes.
-    static let version = 12
+    static let version = 13
 
     /// The advisory lock that serialises servers migrating one database at
     /// once ("cumulus" in ASCII).
@@ -84,6 +84,10 @@ enum PostgresSchema {
             if current < 12 {
                 for statement in byteOrderVersion { try await connection.run(statement) }
                 try await connection.run("INSERT INTO cumulus_schema (version) VALUES (12)")
+            }
+            if current < 13 {
+                for statement in originsVersion { try await connection.run(statement) }
+                try await connection.run("INSERT INTO cumulus_schema (version) VALUES (13)")
             }
             try await connection.run("COMMIT")
         } catch {

@@ -116,30 +116,21 @@ struct PostgresTransaction: StorageTransaction {
         var latest: [[ExactName]: ZoneLogEntry] = [:]
         for entry in entries { latest[[ExactName(entry.ownerRecordName), ExactName(entry.zoneName)]] = entry }
         guard !latest.isEmpty else { return }
-        let kept = latest.values.sorted { $0.serial < $1.serial }
-        try await query(
-            """
-            INSERT INTO zone_log (database_id, owner_record_name, zone_name, serial, deleted)
-                SELECT \(database), entry.owner_record_name, entry.zone_name, entry.serial, entry.deleted
-                FROM unnest(\(kept.map(\.ownerRecordName))::text[], \(kept.map(\.zoneName))::text[],
-                    \(kept.map(\.serial))::bigint[], \(kept.map(\.deleted))::boolean[])
-                    AS entry (owner_record_name, zone_name, serial, deleted)
-                ON CONFLICT (database_id, owner_record_name, zone_name)
-                    DO UPDATE SET serial = excluded.serial, deleted = excluded.deleted
-            """)
+        try await query(Self.zoneLogUpsert(latest.values.sorted { $0.serial < $1.serial }, database: database))
     }
 
     func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry] {
         let rows = try await query(
             """
-            SELECT owner_record_name, zone_name, serial, deleted FROM zone_log WHERE database_id = \(database)
-                AND serial > \(serial) ORDER BY serial LIMIT \(Int64(limit))
+            SELECT owner_record_name, zone_name, serial, deleted, origin, origin_since FROM zone_log
+                WHERE database_id = \(database) AND serial > \(serial) ORDER BY serial LIMIT \(Int64(limit))
             """)
         return try rows.map { row in
             try read(row, table: "zone_log") { columns in
                 ZoneLogEntry(
                     zoneName: try columns.value("zone_name"), ownerRecordName: try columns.value("owner_record_name"),
-                    serial: try columns.value("serial"), deleted: try columns.value("deleted"))
+                    serial: try columns.value("serial"), deleted: try columns.value("deleted"),
+                    origin: try columns.optional("origin"), originSince: try columns.value("origin_since"))
             }
         }
     }

@@ -150,7 +150,7 @@ enum SQLiteSchema {
     static let migrations = [
         versionOne, versionTwo, versionThree, versionFour, versionFive, versionSix, identitiesVersion,
         SQLiteSchema.credentialsVersion, SQLiteSchema.emailHoldersVersion, SQLiteSchema.namesVersion,
-        SQLiteSchema.restoresVersion, SQLiteSchema.consoleVersion,
+        SQLiteSchema.restoresVersion, SQLiteSchema.consoleVersion, SQLiteSchema.originsVersion,
     ]
     /// The version this server writes.
     static var version: Int { migrations.count }

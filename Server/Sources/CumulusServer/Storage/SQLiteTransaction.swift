@@ -102,29 +102,22 @@ struct SQLiteTransaction: StorageTransaction {
 
     func logZoneChanges(_ entries: [ZoneLogEntry], inDatabase database: Int64) async throws {
         try await chunked(entries) { chunk in
-            let values = Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            let binds = chunk.flatMap { entry -> [SQLiteData] in
-                [
-                    .integer(Int(database)), .text(entry.ownerRecordName), .text(entry.zoneName),
-                    .integer(Int(entry.serial)), .integer(entry.deleted ? 1 : 0),
-                ]
-            }
             try await query(
-                "INSERT OR REPLACE INTO zone_log (database_id, owner_record_name, zone_name, serial, deleted) "
-                    + "VALUES \(values)", binds)
+                Self.zoneLogUpsert(rows: chunk.count), chunk.flatMap { Self.zoneLogBinds($0, database: database) })
         }
     }
 
     func zoneLog(inDatabase database: Int64, after serial: Int64, limit: Int) async throws -> [ZoneLogEntry] {
         try await query(
-            "SELECT \(SQLiteColumns.exact(["owner_record_name", "zone_name"])), serial, deleted FROM zone_log "
-                + "WHERE database_id = ? AND serial > ? ORDER BY serial LIMIT ?",
+            "SELECT \(SQLiteColumns.exact(["owner_record_name", "zone_name", "origin"])), serial, deleted, "
+                + "origin_since FROM zone_log WHERE database_id = ? AND serial > ? ORDER BY serial LIMIT ?",
             [.integer(Int(database)), .integer(Int(serial)), .integer(limit)]
         ).map { row in
             try read(row, table: "zone_log") { columns in
                 ZoneLogEntry(
                     zoneName: try columns.text("zone_name"), ownerRecordName: try columns.text("owner_record_name"),
-                    serial: try columns.integer("serial"), deleted: try columns.bool("deleted"))
+                    serial: try columns.integer("serial"), deleted: try columns.bool("deleted"),
+                    origin: try columns.optionalText("origin"), originSince: try columns.integer("origin_since"))
             }
         }
     }

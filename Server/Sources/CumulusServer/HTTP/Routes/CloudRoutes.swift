@@ -1,6 +1,7 @@
 import CloudCodable
 import CloudProtocol
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
@@ -91,7 +92,8 @@ struct CloudRoutes: Sendable {
         let fieldTypes = try await service.fieldTypes(container: route.container, environment: route.environment)
         let cloudRequest = try CloudRequest.decode(route.operation, body: bytes, fieldTypes: fieldTypes)
         let answer = try await service.answer(
-            cloudRequest, as: authentication.caller, credential: authentication.credential)
+            cloudRequest, as: authentication.caller, credential: authentication.credential,
+            channel: request.headers[Self.writingChannelHeader])
         ServerMetrics.current?.recordsAnswered(answer.recordCount, operation: route.operation)
         return Self.json(try answer.identifyingErrors().encodedBody())
     }
@@ -123,6 +125,8 @@ struct CloudRoutes: Sendable {
         }
         return min(configuration.notificationPollTimeout, ServerTime.duration(seconds: min(seconds, 1e9)))
     }
+
+    static let writingChannelHeader = HTTPField.Name(CloudRequest.writingChannelHeader)!
 
     static func json(_ bytes: [UInt8]) -> Response {
         Response(
