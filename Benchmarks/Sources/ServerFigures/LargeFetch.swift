@@ -20,6 +20,14 @@ enum LargeFetch {
         var rssBeforeKiB: Int
         var rssAfterKiB: Int
         var peakAfterKiB: Int
+        /// For an engine: reading `models` once, after the fetch.
+        var allModelsSeconds: Double?
+        /// For an engine: one `model(withIdentifier:)`, the mean of 10,000
+        /// reads of names spread over the zone.
+        var oneModelMicroseconds: Double?
+        /// For an engine: opening it again on the journal the fetch wrote,
+        /// until it is open.
+        var reopenSeconds: Double?
     }
 
     /// How a child reads the zone.
@@ -138,14 +146,32 @@ enum LargeFetch {
         try await engine.sync()
         let time = clock.now - start
         let after = MemoryStatus.read()
+        // The UI's reads, off the fetch's clock: every model, then single ones.
+        let modelsStart = clock.now
         let fetched = await engine.models.count
-        await engine.close()
-        guard fetched == count else {
-            throw CloudError(.internalError, reason: "the engine holds \(fetched) of \(count) records")
+        let allModels = clock.now - modelsStart
+        let reads = 10_000
+        let oneStart = clock.now
+        var found = 0
+        for index in 0..<reads {
+            let name = Landmark.sample(index * max(count / reads, 1) % max(count, 1)).cloudIdentifier
+            if await engine.model(withIdentifier: name) != nil { found += 1 }
         }
+        let oneModel = (clock.now - oneStart).seconds / Double(reads) * 1e6
+        await engine.close()
+        guard fetched == count, found == min(reads, count) else {
+            throw CloudError(
+                .internalError, reason: "the engine holds \(fetched) of \(count) records, found \(found) by name")
+        }
+        let reopenStart = clock.now
+        let reopened = try await SyncEngine<Landmark>(
+            database: database, directory: directory, configuration: SyncConfiguration(automaticSync: false))
+        let reopen = clock.now - reopenStart
+        await reopened.close()
         return Outcome(
             seconds: time.seconds, records: fetched, wireBytes: nil, rssBeforeKiB: before.rss,
-            rssAfterKiB: after.rss, peakAfterKiB: after.peak)
+            rssAfterKiB: after.rss, peakAfterKiB: after.peak, allModelsSeconds: allModels.seconds,
+            oneModelMicroseconds: oneModel, reopenSeconds: reopen.seconds)
     }
 
     /// `RemoteCloudDatabase` alone fetches the zone page by page, keeping

@@ -263,6 +263,15 @@ struct ServerFigures {
         print(
             "  RSS before/after: the child's VmRSS before the fetch and after it, the reader still open;"
                 + " peak: its VmHWM after the fetch; ÷: peak − before over the zone's wire JSON")
+        for (title, outcome) in outcomes {
+            guard let all = outcome.allModelsSeconds, let one = outcome.oneModelMicroseconds,
+                let reopen = outcome.reopenSeconds
+            else { continue }
+            print(
+                "  \(title.trimmingCharacters(in: .whitespaces)): models \(String(format: "%.2f", all)) s,"
+                    + " model(withIdentifier:) \(String(format: "%.2f", one)) µs,"
+                    + " re-open \(String(format: "%.2f", reopen)) s")
+        }
         printSkipped(skipped.filter { !$0.hasPrefix(StoreSetup.postgresTwoServers.title) })
     }
 
