@@ -28,9 +28,19 @@ enum RoundTrips {
 
     /// One upload with automatic sync, then `polls` idle polls (totals), on
     /// a fresh engine that synced once before the counting starts.
-    static func measure(_ deployment: Deployment) async throws -> (upload: Counts, poll: Counts, polls: Int) {
-        let user = try await deployment.addUser("roundtrips")
-        let counting = CountingDatabase(base: deployment.database(user))
+    ///
+    /// With `namingChannel` false the engine's uploads name no channel, as
+    /// an engine did before #38 (its own write's notification sets off a fetch).
+    ///
+    /// The upload's and the idle polls' windows go to standard error (seconds
+    /// since 1970), to match a trace of the process's `fsync`s against them.
+    static func measure(_ deployment: Deployment, namingChannel: Bool) async throws
+        -> (upload: Counts, poll: Counts, polls: Int)
+    {
+        func now() -> String { String(format: "%.6f", Date().timeIntervalSince1970) }
+        let label = namingChannel ? "named" : "unnamed"
+        let user = try await deployment.addUser(namingChannel ? "roundtrips" : "roundtrips-unnamed")
+        let counting = CountingDatabase(base: deployment.database(user), namingChannel: namingChannel)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cumulus-roundtrips-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -44,6 +54,7 @@ enum RoundTrips {
 
         var changes = engine.changes.makeAsyncIterator()
         let before = counting.snapshot(syncs: engine.journalSyncCount)
+        let uploadStart = now()
         var landmark = Landmark.sample(7)
         landmark.name = "round trips"
         try await engine.upload(landmark)
@@ -53,6 +64,7 @@ enum RoundTrips {
         // Whatever the upload sets off (the notification of its own write) happens in this second.
         try await Task.sleep(for: .seconds(1))
         let upload = counting.snapshot(syncs: engine.journalSyncCount).minus(before)
+        FileHandle.standardError.write(Data("round trips window \(label) upload \(uploadStart) \(now())\n".utf8))
         await engine.close()
 
         let pollInterval = Duration.milliseconds(500)
@@ -61,9 +73,11 @@ enum RoundTrips {
             configuration: SyncConfiguration(automaticSync: true, pollInterval: pollInterval))
         try await Task.sleep(for: .seconds(1))
         let idleStart = counting.snapshot(syncs: engine.journalSyncCount)
+        let idleBegan = now()
         let polls = 6
         try await Task.sleep(for: pollInterval * polls)
         let idle = counting.snapshot(syncs: engine.journalSyncCount).minus(idleStart)
+        FileHandle.standardError.write(Data("round trips window \(label) idle \(idleBegan) \(now())\n".utf8))
         await engine.close()
         return (upload, idle, polls)
     }
@@ -86,17 +100,22 @@ final class CountingDatabase: CloudDatabase, Sendable {
     /// `remote`, or a view of it bound to an account check.
     let base: any CloudDatabase
     let table: Table
+    /// Whether the engine's uploads name its notification channel: `false`
+    /// sends them as a database that knows no listener does.
+    let namingChannel: Bool
 
-    init(base: RemoteCloudDatabase) {
+    init(base: RemoteCloudDatabase, namingChannel: Bool = true) {
         remote = base
         self.base = base
         table = Table()
+        self.namingChannel = namingChannel
     }
 
-    private init(remote: RemoteCloudDatabase, bound: any CloudDatabase, table: Table) {
+    private init(remote: RemoteCloudDatabase, bound: any CloudDatabase, table: Table, namingChannel: Bool) {
         self.remote = remote
         base = bound
         self.table = table
+        self.namingChannel = namingChannel
     }
 
     var scope: DatabaseScope { base.scope }
@@ -115,12 +134,20 @@ final class CountingDatabase: CloudDatabase, Sendable {
     var accountGeneration: UInt64? { remote.accountGeneration }
 
     func bound(to check: AccountCheck) -> any CloudDatabase {
-        CountingDatabase(remote: remote, bound: remote.bound(to: check), table: table)
+        CountingDatabase(remote: remote, bound: remote.bound(to: check), table: table, namingChannel: namingChannel)
     }
 
     func modifyRecords(_ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool) async throws -> [RecordResult] {
         count("records/modify")
         return try await base.modifyRecords(operations, zoneID: zoneID, atomic: atomic)
+    }
+
+    func modifyRecords(
+        _ operations: [RecordOperation], zoneID: ZoneID, atomic: Bool, for listener: NotificationListener
+    ) async throws -> [RecordResult] {
+        guard namingChannel else { return try await modifyRecords(operations, zoneID: zoneID, atomic: atomic) }
+        count("records/modify")
+        return try await base.modifyRecords(operations, zoneID: zoneID, atomic: atomic, for: listener)
     }
 
     func lookupRecords(_ recordNames: [String], zoneID: ZoneID, desiredKeys: [String]?) async throws
@@ -210,6 +237,10 @@ final class CountingDatabase: CloudDatabase, Sendable {
     }
 
     func notifications() -> AsyncStream<CloudNotification> { remote.notifications() }
+
+    func notifications(for listener: NotificationListener) -> AsyncStream<CloudNotification> {
+        namingChannel ? remote.notifications(for: listener) : remote.notifications()
+    }
 
     @discardableResult
     func notificationChannelsOpened() async -> Bool { await remote.notificationChannelsOpened() }

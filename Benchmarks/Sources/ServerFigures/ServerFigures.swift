@@ -286,14 +286,18 @@ struct ServerFigures {
             a: memoryServer.database(signedInAs: "bob"), b: memoryServer.database(signedInAs: "bob"), count: count)
         rows.append(["InMemoryCloudServer (baseline)", millis(memoryLatency.median), millis(memoryLatency.p99)])
         for (setup, deployment) in deployments where setup != .postgres {
-            let bob = try await deployment.addUser("bob")
-            let measured = try await latencies(
-                a: deployment.database(bob, server: 0), b: deployment.database(bob, server: 1), count: count)
             let path =
                 deployment.servers.count == 1
                 ? "two engines over HTTP, \(setup.title), long-poll notifications"
                 : "A on server 1, B on server 2, \(setup.title), long-poll notifications"
-            rows.append([path, millis(measured.median), millis(measured.p99)])
+            // Back to back: A's uploads naming no channel (as before #38), then naming A's.
+            for naming in [false, true] {
+                let bob = try await deployment.addUser(naming ? "bob" : "bob-unnamed")
+                let a = CountingDatabase(base: deployment.database(bob, server: 0), namingChannel: naming)
+                let measured = try await latencies(a: a, b: deployment.database(bob, server: 1), count: count)
+                let how = naming ? ", A names its channel" : ", A names none"
+                rows.append([path + how, millis(measured.median), millis(measured.p99)])
+            }
         }
         printTable(["path", "median", "p99"], rows)
         printSkipped(skipped.filter { !$0.hasPrefix(StoreSetup.postgres.title) })
@@ -301,10 +305,12 @@ struct ServerFigures {
 
     static func roundTrips(_ deployment: Deployment) async throws {
         print("\n== one upload with automatic sync, and idle polls: the device's requests and fsyncs (SQLite)")
-        let measured = try await RoundTrips.measure(deployment)
+        let unnamed = try await RoundTrips.measure(deployment, namingChannel: false)
+        let measured = try await RoundTrips.measure(deployment, namingChannel: true)
         printTable(
             ["", "requests and journal fsyncs"],
             [
+                ["one upload, naming no channel (as before #38)", unnamed.upload.described],
                 ["one upload, now", measured.upload.described],
                 ["one upload, when the goal was set", RoundTrips.before.upload],
                 ["goal", "users/current ×1 at most, records/modify ×1, no fetch of its own write; ≤ 2 fsyncs"],
