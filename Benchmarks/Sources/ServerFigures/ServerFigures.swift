@@ -25,6 +25,7 @@ import Foundation
 /// - uploads and downloads of assets of each `--asset-sizes` (1, 10, 50 MB)
 ///   over HTTP, through `RemoteCloudDatabase` and through `curl`, with the
 ///   server's resident memory (`--assets-only` runs only these);
+/// - with `--throughput-only`, only the write rates and their floors;
 /// - with `--console-only` (and nothing else), the operator's console
 ///   answering its pages about a zone of `records` records, each store's
 ///   median and slowest answer beside the floor of its stylesheet.
@@ -32,7 +33,7 @@ import Foundation
 /// ```
 /// swift run -c release --package-path Benchmarks ServerFigures [records] [changes]
 ///     [--writes N] [--clients 1,8,64] [--large N] [--stores sqlite,postgres,postgres-2]
-///     [--asset-sizes 1,10,50] [--assets-only] [--console-only]
+///     [--asset-sizes 1,10,50] [--assets-only] [--console-only] [--throughput-only]
 /// ```
 ///
 /// `records` (100,000) is the single-client write and the fetch; `--writes`
@@ -95,6 +96,11 @@ struct ServerFigures {
             try await singleClient(sqlite, options: options)
         }
         try await concurrentClients(deployments, postgres: postgres, skipped: skipped, options: options)
+        if options.throughputOnly {
+            for (_, deployment) in deployments { await deployment.stop() }
+            print("\n(run took \((clock.now - began).seconds.oneDecimal) s)")
+            return
+        }
         try await largeFetch(deployments, skipped: skipped, options: options)
         try await latency(deployments, skipped: skipped, options: options)
         if let sqlite = deployments.first(where: { $0.setup == .sqlite })?.deployment {
@@ -118,6 +124,7 @@ struct ServerFigures {
         let alice = try await bench.addUser("alice")
         let httpRate = try await Throughput.writeRate(into: bench.database(alice), count: count)
         let floorRate = try await Throughput.sqliteFloorRate(count: count)
+        let cFloorRate = try await SQLiteFloor.rate(try Throughput.rows(count: count))
         // Besides BEGIN IMMEDIATE, the insert and COMMIT, the service runs 9 statements in such a request:
         // it reads the database, zone, quota and records, and writes index rows, zone, zone log and database,
         // then reads the subscriptions.
@@ -129,6 +136,10 @@ struct ServerFigures {
                 ["InMemoryCloudServer (baseline)", memoryRate.grouped, "100.0%"],
                 ["CloudService on SQLite, no HTTP", serviceRate.grouped, ratio(serviceRate, memoryRate)],
                 ["RemoteCloudDatabase → HTTP → SQLite", httpRate.grouped, ratio(httpRate, memoryRate)],
+                [
+                    "floor: SQLite's C API, one prepared insert, one commit per 200", cFloorRate.grouped,
+                    ratio(cFloorRate, memoryRate),
+                ],
                 [
                     "floor: SQLite alone, same rows, one commit per 200", floorRate.grouped,
                     ratio(floorRate, memoryRate),
@@ -142,6 +153,8 @@ struct ServerFigures {
                     ratio(storageFloorRate, memoryRate),
                 ],
             ])
+        print("HTTP at \(ratio(httpRate, cFloorRate)) of SQLite's C API floor")
+        guard !options.throughputOnly else { return }
 
         print("\n== full fetch of the \(count)-record zone written above, pages of 200")
         let memoryFetch = try await fetchAll(from: memory.database(signedInAs: "alice"))
@@ -203,6 +216,10 @@ struct ServerFigures {
             }
             rows.append(row)
         }
+        let cFloor = try await SQLiteFloor.rate(try Throughput.rows(count: count))
+        rows.append(
+            ["floor: SQLite's C API, one writer, one commit per 200", cFloor.grouped]
+                + Array(repeating: "", count: levels.count - 1))
         let sqliteFloor = try await Throughput.sqliteFloorRate(count: count)
         rows.append(
             ["floor: SQLite alone, one writer, one commit per 200", sqliteFloor.grouped]
@@ -522,6 +539,7 @@ struct Options {
     var assetSizes = [1, 10, 50]
     var assetsOnly = false
     var consoleOnly = false
+    var throughputOnly = false
 
     init(_ arguments: [String]) throws {
         var positional: [Int] = []
@@ -544,6 +562,7 @@ struct Options {
             case "--writes": writes = try number()
             case "--assets-only": assetsOnly = true
             case "--console-only": consoleOnly = true
+            case "--throughput-only": throughputOnly = true
             case "--asset-sizes":
                 assetSizes = try value().split(separator: ",").map { text in
                     guard let size = Int(text), size >= 0, size <= 50 else {
@@ -588,7 +607,7 @@ struct UsageError: Error, CustomStringConvertible {
     static let usage = """
         usage: ServerFigures [records] [changes] [--writes N] [--clients 1,8,64] [--large N]
             [--stores \(StoreSetup.allCases.map(\.rawValue).joined(separator: ","))] [--asset-sizes 1,10,50] \
-        [--assets-only] [--console-only]
+        [--assets-only] [--console-only] [--throughput-only]
         """
 
     var description: String {

@@ -78,7 +78,8 @@ enum Throughput {
     /// records' wire JSON, 200 rows per committed transaction, with no
     /// reads, no rules and no HTTP; with `smallStatements`, that many
     /// `SELECT 1` more in each transaction, each a round trip through
-    /// sqlite-nio's thread pool as every statement of the service is.
+    /// sqlite-nio's thread pool (as the service's statements were before
+    /// `SQLiteStorage` ran its transactions on a thread of its own).
     static func sqliteFloorRate(count: Int, smallStatements: Int = 0) async throws -> Double {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cumulus-floor-\(UUID().uuidString)")

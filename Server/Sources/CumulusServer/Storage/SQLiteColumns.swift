@@ -16,10 +16,10 @@ import SQLiteNIO
 /// let name = try SQLiteColumns(rows[0], table: "zones").text("name")
 /// ```
 struct SQLiteColumns {
-    let row: SQLiteRow
+    let row: SQLiteStoredRow
     let table: String
 
-    init(_ row: SQLiteRow, table: String) {
+    init(_ row: SQLiteStoredRow, table: String) {
         self.row = row
         self.table = table
     }

@@ -9,12 +9,14 @@ import SQLiteNIO
 /// The file is in WAL mode with `synchronous=FULL`: a transaction that
 /// committed survives a crash or a power cut. One connection runs one
 /// transaction at a time (writes as `BEGIN IMMEDIATE`), which is what
-/// gives each zone its gapless change feed. The bytes of assets are files
+/// gives each zone its gapless change feed. A transaction runs whole on
+/// the connection's own thread (``SQLiteHandle``), its statements prepared
+/// once and kept. The bytes of assets are files
 /// in a directory beside it (``FileAssetStore``).
 public final class SQLiteStorage: ServerStorage {
     /// The files of the assets' bytes.
     public let assetBytes: any AssetByteStore
-    private let connection: SQLiteConnection
+    private let connection: SQLiteHandle
     private let logger: Logger
     private let gate = AsyncLock()
     private let closed = LockedState(false)
@@ -30,23 +32,25 @@ public final class SQLiteStorage: ServerStorage {
     ///   - assetDirectory: Where the bytes of assets are kept: `<path>-assets`
     ///     by default, beside the file as its `-wal` is.
     ///   - logger: Where impossible rows are logged (never their values).
-    /// - Throws: An `SQLiteError` when the file cannot be opened, or
+    /// - Throws: An `SQLiteFailure` when the file cannot be opened, or
     ///   ``CloudError`` (`INTERNAL_ERROR`) for a file written by a newer server.
     public init(path: String, assetDirectory: String? = nil, logger: Logger) async throws {
         self.logger = logger
         assetBytes = try FileAssetStore(directory: assetDirectory ?? path + "-assets")
         // A new file 0600, so that its -wal and -shm, made with its mode, are private too.
         PrivateFiles.prepareDatabaseFile(path)
-        connection = try await SQLiteConnection.open(storage: .file(path: path))
+        connection = try await SQLiteHandle.open(path: path)
         do {
-            _ = try await connection.query("PRAGMA journal_mode=WAL")
-            _ = try await connection.query("PRAGMA synchronous=FULL")
-            // A command (`container add`, `backup`) may write beside a running server: wait for its lock.
-            _ = try await connection.query("PRAGMA busy_timeout=5000")
-            _ = try await connection.query("PRAGMA foreign_keys=ON")
-            try await SQLiteSchema.migrate(connection)
+            try await connection.run { connection in
+                try connection.querySynchronously("PRAGMA journal_mode=WAL")
+                try connection.querySynchronously("PRAGMA synchronous=FULL")
+                // A command (`container add`, `backup`) may write beside a running server: wait for its lock.
+                try connection.querySynchronously("PRAGMA busy_timeout=5000")
+                try connection.querySynchronously("PRAGMA foreign_keys=ON")
+                try SQLiteSchema.migrate(connection)
+            }
         } catch {
-            try? await connection.close()
+            await connection.close()
             throw error
         }
         do {
@@ -79,10 +83,10 @@ public final class SQLiteStorage: ServerStorage {
 
     /// Closes the connection once the running transaction ends.
     public func close() async throws {
-        try await gate.withLock {
+        await gate.withLock {
             guard !closed.withLock({ $0 }) else { return }
             closed.withLock { $0 = true }
-            try await connection.close()
+            await connection.close()
         }
     }
 
@@ -95,15 +99,18 @@ public final class SQLiteStorage: ServerStorage {
             guard !closed.withLock({ $0 }) else {
                 throw CloudError(.internalError, reason: "the storage is closed")
             }
-            let rows = try await connection.query("PRAGMA data_version")
-            guard case .integer(let version) = rows.first?.column("data_version") else {
-                throw CloudError(.internalError, reason: "the database file has no data version")
+            return try await connection.run { connection in
+                let rows = try connection.querySynchronously("PRAGMA data_version")
+                guard case .integer(let version) = rows.first?.column("data_version") else {
+                    throw CloudError(.internalError, reason: "the database file has no data version")
+                }
+                if let seen = epochSeen.withLock({ $0 }), seen.dataVersion == Int64(version) { return seen.epoch }
+                let epoch = try SQLiteTransaction.epoch(
+                    try connection.querySynchronously("SELECT epoch FROM credentials_epoch WHERE id = 1"),
+                    logger: logger)
+                epochSeen.withLock { $0 = (Int64(version), epoch) }
+                return epoch
             }
-            if let seen = epochSeen.withLock({ $0 }), seen.dataVersion == Int64(version) { return seen.epoch }
-            let epoch = try SQLiteTransaction.epoch(
-                try await connection.query("SELECT epoch FROM credentials_epoch WHERE id = 1"), logger: logger)
-            epochSeen.withLock { $0 = (Int64(version), epoch) }
-            return epoch
         }
     }
 
@@ -122,21 +129,24 @@ public final class SQLiteStorage: ServerStorage {
             guard !closed.withLock({ $0 }) else {
                 throw CloudError(.internalError, reason: "the storage is closed")
             }
-            _ = try await connection.query(begin)
-            let result: T
-            do {
-                result = try await body(SQLiteTransaction(connection: connection, logger: logger))
-            } catch {
-                _ = try? await connection.query("ROLLBACK")
-                throw error
+            // The body runs on the connection's thread too: its statements call SQLite without a hop.
+            return try await connection.run { connection in
+                try connection.querySynchronously(begin)
+                let result: T
+                do {
+                    result = try await body(SQLiteTransaction(connection: connection, logger: logger))
+                } catch {
+                    _ = try? connection.querySynchronously("ROLLBACK")
+                    throw error
+                }
+                do {
+                    try connection.querySynchronously("COMMIT")
+                } catch {
+                    _ = try? connection.querySynchronously("ROLLBACK")
+                    throw error
+                }
+                return result
             }
-            do {
-                _ = try await connection.query("COMMIT")
-            } catch {
-                _ = try? await connection.query("ROLLBACK")
-                throw error
-            }
-            return result
         }
     }
 }
@@ -155,8 +165,8 @@ enum SQLiteSchema {
     /// The version this server writes.
     static var version: Int { migrations.count }
 
-    static func migrate(_ connection: SQLiteConnection) async throws {
-        let rows = try await connection.query("PRAGMA user_version")
+    static func migrate(_ connection: SQLiteHandle) throws {
+        let rows = try connection.querySynchronously("PRAGMA user_version")
         guard case .integer(let current) = rows.first?.column("user_version") else {
             throw CloudError(.internalError, reason: "the database file has no schema version")
         }
@@ -165,15 +175,15 @@ enum SQLiteSchema {
                 .internalError, reason: "the database file has schema version \(current); this server knows \(version)")
         }
         guard current < version else { return }
-        _ = try await connection.query("BEGIN IMMEDIATE")
+        try connection.querySynchronously("BEGIN IMMEDIATE")
         do {
             for statements in migrations[current...] {
-                for statement in statements { _ = try await connection.query(statement) }
+                for statement in statements { try connection.querySynchronously(statement) }
             }
-            _ = try await connection.query("PRAGMA user_version = \(version)")
-            _ = try await connection.query("COMMIT")
+            try connection.querySynchronously("PRAGMA user_version = \(version)")
+            try connection.querySynchronously("COMMIT")
         } catch {
-            _ = try? await connection.query("ROLLBACK")
+            _ = try? connection.querySynchronously("ROLLBACK")
             throw error
         }
     }

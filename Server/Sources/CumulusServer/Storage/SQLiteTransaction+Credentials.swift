@@ -190,7 +190,7 @@ extension SQLiteTransaction {
     }
 
     /// The epoch of the `credentials_epoch` row read by `rows`.
-    static func epoch(_ rows: [SQLiteRow], logger: Logger) throws -> Int64 {
+    static func epoch(_ rows: [SQLiteStoredRow], logger: Logger) throws -> Int64 {
         guard let row = rows.first else {
             throw CloudError(.internalError, reason: "the credentials epoch has no row")
         }

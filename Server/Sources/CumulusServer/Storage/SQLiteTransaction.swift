@@ -8,11 +8,13 @@ import SQLiteNIO
 /// transaction the storage began. Rows are read through ``SQLiteColumns``:
 /// names come back byte for byte, and an impossible row is an error.
 struct SQLiteTransaction: StorageTransaction {
-    let connection: SQLiteConnection
+    let connection: SQLiteHandle
     let logger: Logger
 
+    /// Runs `sql` on the storage's connection: synchronously, as the
+    /// transaction's body runs on its thread.
     @discardableResult
-    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteStoredRow] {
         try await connection.query(sql, binds)
     }
 
@@ -633,7 +635,7 @@ struct SQLiteTransaction: StorageTransaction {
         ]) + ", zone_id, participants"
 
     /// Reads one row of `table`; an impossible one answers `INTERNAL_ERROR`, logged.
-    func read<T>(_ row: SQLiteRow, table: String, _ body: (SQLiteColumns) throws -> T) throws -> T {
+    func read<T>(_ row: SQLiteStoredRow, table: String, _ body: (SQLiteColumns) throws -> T) throws -> T {
         do {
             return try body(SQLiteColumns(row, table: table))
         } catch let error as ImpossibleRow {
@@ -642,7 +644,7 @@ struct SQLiteTransaction: StorageTransaction {
     }
 
     /// The text of `column` in the first row, if any.
-    func firstText(_ column: String, table: String, _ rows: [SQLiteRow]) throws -> String? {
+    func firstText(_ column: String, table: String, _ rows: [SQLiteStoredRow]) throws -> String? {
         try rows.first.map { row in try read(row, table: table) { try $0.text(column) } }
     }
 
@@ -653,7 +655,7 @@ struct SQLiteTransaction: StorageTransaction {
     }
 
     /// A record or its tombstone: a live row has a body, a deleted one none.
-    private func record(_ row: SQLiteRow) throws -> StoredRecord {
+    private func record(_ row: SQLiteStoredRow) throws -> StoredRecord {
         try read(row, table: "records") { columns in
             let record = try ImpossibleRow.record(
                 deleted: try columns.bool("deleted"), body: try columns.optionalBlob("body"))
@@ -666,7 +668,7 @@ struct SQLiteTransaction: StorageTransaction {
         }
     }
 
-    private func share(_ row: SQLiteRow) throws -> StoredShare {
+    private func share(_ row: SQLiteStoredRow) throws -> StoredShare {
         try read(row, table: "shares") { columns in
             guard let environment = CloudEnvironment(rawValue: try columns.text("environment")) else {
                 throw columns.impossible("environment", "is not a known environment")
