@@ -77,8 +77,10 @@ struct RefusedAfterDoubtTests {
     }
 
     /// Bob's title reaches the server but its answer is lost, and alice
-    /// changes the body on top of it before bob hears anything.
-    func bobsTitleInDoubtThenAlicesBody(
+    /// changes the body on top of it before bob hears anything; then bob
+    /// may only read, and the same write, sent again, is refused though its
+    /// first send arrived.
+    func bobsTitleInDoubtThenRefused(
         _ alice: SyncEngine<NoteV1>, _ bob: SyncEngine<NoteV1>, _ handle: InMemoryCloudDatabase
     ) async throws {
         var edit = try #require(await bob.model(withIdentifier: "n"))
@@ -92,18 +94,15 @@ struct RefusedAfterDoubtTests {
         body.body = "Alice's body"
         try await alice.upload(body)
         try await alice.sync()
+        try await setBobsPermission(.readOnly, on: alice)
+        try await bob.sync()
+        #expect(await bob.refusedChanges["n"]?.code == .accessDenied)
     }
 
     @Test("a write in doubt sent again and refused is still merged against as the device's own")
     func refusedResendKeepsItsFirstSend() async throws {
         let (alice, bob, handle) = try await sharedNote()
-        try await bobsTitleInDoubtThenAlicesBody(alice, bob, handle)
-        // The same write sent again, now that bob may only read: refused,
-        // though its first send arrived.
-        try await setBobsPermission(.readOnly, on: alice)
-        try await bob.sync()
-        #expect(await bob.refusedChanges["n"]?.code == .accessDenied)
-
+        try await bobsTitleInDoubtThenRefused(alice, bob, handle)
         try await setBobsPermission(.readWrite, on: alice)
         try await alice.sync()
         var newer = try #require(await alice.model(withIdentifier: "n"))
@@ -121,11 +120,7 @@ struct RefusedAfterDoubtTests {
     @Test("a refused change whose first send may have arrived can be given up: the server's version comes back")
     func refusedInDoubtCanBeDiscarded() async throws {
         let (alice, bob, handle) = try await sharedNote()
-        try await bobsTitleInDoubtThenAlicesBody(alice, bob, handle)
-        try await setBobsPermission(.readOnly, on: alice)
-        try await bob.sync()
-        #expect(await bob.refusedChanges["n"]?.code == .accessDenied)
-
+        try await bobsTitleInDoubtThenRefused(alice, bob, handle)
         try await bob.discardChanges(identifiers: ["n"])
         #expect(await bob.refusedChanges["n"] == nil)
         #expect(await bob.pendingChangeCount == 0)
