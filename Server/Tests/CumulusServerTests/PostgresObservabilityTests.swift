@@ -98,6 +98,9 @@ struct PostgresObservabilityTests {
             connectionWait: .seconds(1), statementTimeout: .seconds(2), transactionTimeout: .seconds(3))
         let service: CloudService
         do {
+            // The schema first, under the default limits: its migrations may take longer
+            // than the tight limits below on a loaded machine.
+            try await CloudService.open(postgres: cluster.url, logger: quietLogger).close()
             service = try await CloudService.open(postgres: cluster.url, limits: limits, logger: quietLogger)
         } catch {
             await cluster.remove()
