@@ -59,7 +59,16 @@ struct RefusedAfterDoubtTests {
         try await bob.sync()
         #expect(await bob.refusedChanges["n"]?.code == .accessDenied)
 
-        // Alice sees bob's title, which arrived, and replaces it.
+        let stored = try await alicesTitleOverBobs(alice, bob)
+        // Bob's title arrived and alice replaced it: his change merges against it, not
+        // against the version it was first based on, so alice's title stands.
+        #expect(stored?.modelFields["title"] == .string("Alice's"))
+        #expect(stored?.modelFields["body"] == .string("bob's body"))
+    }
+
+    /// Bob may write again; alice sees his title, which arrived, and
+    /// replaces it; bob syncs. Returns the note as the server stores it.
+    func alicesTitleOverBobs(_ alice: SyncEngine<NoteV1>, _ bob: SyncEngine<NoteV1>) async throws -> Record? {
         try await setBobsPermission(.readWrite, on: alice)
         try await alice.sync()
         var newer = try #require(await alice.model(withIdentifier: "n"))
@@ -67,13 +76,8 @@ struct RefusedAfterDoubtTests {
         newer.title = "Alice's"
         try await alice.upload(newer)
         try await alice.sync()
-
         try await bob.sync()
-        let stored = await server.storedRecords(in: zone, of: "alice").first { $0.recordName == "n" }
-        // Bob's title arrived and alice replaced it: his change merges against it, not
-        // against the version it was first based on, so alice's title stands.
-        #expect(stored?.modelFields["title"] == .string("Alice's"))
-        #expect(stored?.modelFields["body"] == .string("bob's body"))
+        return await server.storedRecords(in: zone, of: "alice").first { $0.recordName == "n" }
     }
 
     /// Bob's title reaches the server but its answer is lost, and alice
@@ -103,16 +107,8 @@ struct RefusedAfterDoubtTests {
     func refusedResendKeepsItsFirstSend() async throws {
         let (alice, bob, handle) = try await sharedNote()
         try await bobsTitleInDoubtThenRefused(alice, bob, handle)
-        try await setBobsPermission(.readWrite, on: alice)
-        try await alice.sync()
-        var newer = try #require(await alice.model(withIdentifier: "n"))
-        newer.title = "Alice's"
-        try await alice.upload(newer)
-        try await alice.sync()
-
         // Bob's change is his first send itself: merged against it, alice's edits stand.
-        try await bob.sync()
-        let stored = await server.storedRecords(in: zone, of: "alice").first { $0.recordName == "n" }
+        let stored = try await alicesTitleOverBobs(alice, bob)
         #expect(stored?.modelFields["title"] == .string("Alice's"))
         #expect(stored?.modelFields["body"] == .string("Alice's body"))
     }
